@@ -1,0 +1,24 @@
+import { z } from 'zod';
+
+/** Parses environment variables once at start-up; a bad value stops the process with every problem listed. */
+export function parseEnv<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv = process.env): z.output<S> {
+  const parsed = schema.safeParse(env);
+  if (parsed.success) return parsed.data;
+  const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+  throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
+}
+
+/** `true`/`false` in any case plus `1`/`0`/`yes`/`no`, as operators write them (the spec's overrides use `True`). */
+export const envBoolean = z.string().transform((v, ctx) => {
+  const s = v.trim().toLowerCase();
+  if (['true', '1', 'yes', 'on'].includes(s)) return true;
+  if (['false', '0', 'no', 'off', ''].includes(s)) return false;
+  ctx.addIssue({ code: 'custom', message: `expected a boolean, got "${v}"` });
+  return z.NEVER;
+});
+
+export const envPort = z.coerce.number().int().min(0).max(65535);
+
+export const logLevel = z
+  .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+  .default('info');

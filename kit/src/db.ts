@@ -1,0 +1,89 @@
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+
+// PostgreSQL bigint (int8) and numeric come back as strings by default; the services store
+// epoch seconds and counters in int8 that always fit in a double, so parse them as numbers.
+pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
+
+export interface Migration {
+  /** Sortable, unique within the owning service: `0001_users`. */
+  readonly name: string;
+  up(db: Kysely<unknown>): Promise<void>;
+}
+
+export interface DbOptions {
+  url: string;
+  /** Shown in pg_stat_activity, so an operator can tell which service holds a connection. */
+  applicationName: string;
+  max?: number;
+}
+
+export function createDb<DB>(opts: DbOptions): Kysely<DB> {
+  const pool = new pg.Pool({
+    connectionString: opts.url,
+    application_name: opts.applicationName,
+    max: opts.max ?? 10,
+    connectionTimeoutMillis: 5_000,
+  });
+  // An idle client losing its server (restart, network) must not crash the process.
+  pool.on('error', () => undefined);
+  return new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+}
+
+/** True when the database answers a trivial query within the timeout. */
+export async function pingDb(db: Kysely<unknown>, timeoutMs = 2_000): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const timeout = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs);
+    });
+    const query = sql`select 1`.execute(db).then(() => true);
+    return await Promise.race([query, timeout]);
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Applies the owning service's pending migrations, each in its own transaction, under a
+ * session advisory lock keyed by the service, so two processes starting at once apply each
+ * migration exactly once. Returns the names it applied.
+ */
+export async function migrate<DB>(
+  typedDb: Kysely<DB>,
+  service: string,
+  migrations: readonly Migration[],
+): Promise<string[]> {
+  // Migrations describe the schema before their own change, so they see the database untyped.
+  const db = typedDb as unknown as Kysely<unknown>;
+  const table = `${service}_migrations`;
+  if (!/^[a-z_]+$/.test(service)) throw new Error(`service name "${service}" is not a valid table prefix`);
+  const names = migrations.map((m) => m.name);
+  if (new Set(names).size !== names.length) throw new Error(`duplicate migration names in ${service}`);
+
+  return db.connection().execute(async (conn) => {
+    await sql`select pg_advisory_lock(hashtext(${`switchboard:migrate:${service}`}))`.execute(conn);
+    try {
+      await sql`create table if not exists ${sql.table(table)} (
+        name text primary key,
+        applied_at timestamptz not null default now()
+      )`.execute(conn);
+      const done = await sql<{ name: string }>`select name from ${sql.table(table)}`.execute(conn);
+      const applied = new Set(done.rows.map((r) => r.name));
+      const ran: string[] = [];
+      for (const m of [...migrations].sort((a, b) => a.name.localeCompare(b.name))) {
+        if (applied.has(m.name)) continue;
+        await conn.transaction().execute(async (trx) => {
+          await m.up(trx);
+          await sql`insert into ${sql.table(table)} (name) values (${m.name})`.execute(trx);
+        });
+        ran.push(m.name);
+      }
+      return ran;
+    } finally {
+      await sql`select pg_advisory_unlock(hashtext(${`switchboard:migrate:${service}`}))`.execute(conn);
+    }
+  });
+}

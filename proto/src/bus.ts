@@ -1,0 +1,383 @@
+import {
+  AckPolicy,
+  DeliverPolicy,
+  JetStreamApiError,
+  type JetStreamClient,
+  type JetStreamManager,
+  type JsMsg,
+  jetstream,
+  jetstreamManager,
+  type PubAck,
+} from '@nats-io/jetstream';
+import {
+  type MsgHdrs,
+  type NatsConnection,
+  headers as natsHeaders,
+  type Subscription,
+} from '@nats-io/nats-core';
+import { context, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import type { z } from 'zod';
+import type { ConsumerContract, RpcContract, StreamContract } from './contracts.ts';
+import { BusRequestError, BusValidationError, RpcError } from './errors.ts';
+import type { InstanceId } from './instance.ts';
+import { streamConfigs, streamName } from './streams.ts';
+import { extractTraceContext, injectTraceContext } from './trace.ts';
+
+const tracer = trace.getTracer('@switchboard/proto');
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+export const ERROR_HEADER = 'Nats-Service-Error';
+export const ERROR_CODE_HEADER = 'Nats-Service-Error-Code';
+const ERROR_STABLE_CODE_HEADER = 'Switchboard-Error-Code';
+
+/** What a stream handler decides; returning nothing acknowledges. */
+export type Disposition =
+  | { kind: 'ack' }
+  | { kind: 'nak'; delayMs: number }
+  | { kind: 'term'; reason: string };
+
+export interface DeliveryContext {
+  readonly subject: string;
+  readonly seq: number;
+  readonly deliveryCount: number;
+  readonly headers: MsgHdrs | undefined;
+  readonly span: Span;
+  /** Extends the ack deadline for long work. */
+  working(): void;
+}
+
+export interface ConsumeOptions {
+  /** Delay before a delivery whose handler threw is retried. */
+  retryDelayMs?: (deliveryCount: number) => number;
+  /** Called for messages rejected before the handler (bad JSON or schema) and for handler errors. */
+  onError?: (err: unknown, ctx: { subject: string; seq: number }) => void;
+}
+
+export interface Consumption {
+  stop(): Promise<void>;
+  readonly done: Promise<void>;
+}
+
+export interface PublishOptions {
+  /** Becomes `Nats-Msg-Id`: JetStream drops a second publish with the same key in the stream's window. */
+  idempotencyKey?: string;
+  headers?: Record<string, string>;
+}
+
+export interface Bus {
+  readonly instance: InstanceId;
+  readonly nc: NatsConnection;
+  readonly js: JetStreamClient;
+  ensureStreams(): Promise<void>;
+  ensureConsumer(c: ConsumerContract): Promise<void>;
+  publish<S extends z.ZodType>(
+    c: StreamContract<S>,
+    payload: z.input<S>,
+    opts?: PublishOptions,
+  ): Promise<PubAck>;
+  consume<S extends z.ZodType>(
+    c: ConsumerContract<S>,
+    handler: (payload: z.output<S>, ctx: DeliveryContext) => Promise<Disposition | undefined>,
+    opts?: ConsumeOptions,
+  ): Promise<Consumption>;
+  request<Req extends z.ZodType, Res extends z.ZodType>(
+    c: RpcContract<Req, Res>,
+    payload: z.input<Req>,
+    opts?: { timeoutMs?: number },
+  ): Promise<z.output<Res>>;
+  serve<Req extends z.ZodType, Res extends z.ZodType>(
+    c: RpcContract<Req, Res>,
+    handler: (payload: z.output<Req>) => Promise<z.input<Res>>,
+    opts?: { queue?: string },
+  ): Subscription;
+}
+
+function encode(value: unknown): Uint8Array {
+  return encoder.encode(JSON.stringify(value));
+}
+
+function decodeJson(data: Uint8Array): { ok: true; value: unknown } | { ok: false; error: Error } {
+  try {
+    return { ok: true, value: JSON.parse(decoder.decode(data)) };
+  } catch (error) {
+    return { ok: false, error: error instanceof Error ? error : new Error(String(error)) };
+  }
+}
+
+function validate<S extends z.ZodType>(
+  schema: S,
+  value: unknown,
+  contract: string,
+  direction: BusValidationError['direction'],
+): z.output<S> {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw new BusValidationError(contract, direction, parsed.error.issues);
+  return parsed.data;
+}
+
+// nats-server 2.9 recognises only a bare `+TERM`; a term with a reason (`+TERM <reason>`,
+// 2.10+) is silently ignored there and the message comes back after AckWait. So `term()`
+// is always sent without a reason and the reason goes to the span instead.
+const defaultRetryDelay = (deliveryCount: number): number => Math.min(30_000, 250 * 2 ** (deliveryCount - 1));
+
+export async function createBus(nc: NatsConnection, instance: InstanceId): Promise<Bus> {
+  const js = jetstream(nc);
+  const jsm: JetStreamManager = await jetstreamManager(nc);
+
+  async function ensureStreams(): Promise<void> {
+    for (const cfg of streamConfigs(instance)) {
+      try {
+        await jsm.streams.info(cfg.name);
+        await jsm.streams.update(cfg.name, cfg);
+      } catch (err) {
+        if (err instanceof JetStreamApiError && err.status === 404) await jsm.streams.add(cfg);
+        else throw err;
+      }
+    }
+  }
+
+  async function ensureConsumer(c: ConsumerContract): Promise<void> {
+    const stream = streamName(instance, c.message.stream);
+    const config = {
+      durable_name: c.durable,
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+      filter_subject: c.message.subject(instance),
+      ack_wait: c.ackWaitSeconds * 1_000_000_000,
+      max_ack_pending: c.maxAckPending,
+      // Unlimited at the server: the attempt limit is enforced here, where the dead letter is recorded.
+      max_deliver: -1,
+    };
+    try {
+      await jsm.consumers.info(stream, c.durable);
+      await jsm.consumers.update(stream, c.durable, {
+        ack_wait: config.ack_wait,
+        max_ack_pending: config.max_ack_pending,
+      });
+    } catch (err) {
+      if (err instanceof JetStreamApiError && err.status === 404) await jsm.consumers.add(stream, config);
+      else throw err;
+    }
+  }
+
+  async function publish<S extends z.ZodType>(
+    c: StreamContract<S>,
+    payload: z.input<S>,
+    opts: PublishOptions = {},
+  ): Promise<PubAck> {
+    const value = validate(c.schema, payload, c.name, 'publish');
+    const subject = c.subject(instance);
+    return tracer.startActiveSpan(
+      `send ${subject}`,
+      {
+        kind: SpanKind.PRODUCER,
+        attributes: { 'messaging.system': 'nats', 'messaging.destination.name': subject },
+      },
+      async (span) => {
+        try {
+          const h = natsHeaders();
+          for (const [k, v] of Object.entries(opts.headers ?? {})) h.set(k, v);
+          injectTraceContext(h);
+          const ack = await js.publish(subject, encode(value), {
+            headers: h,
+            ...(opts.idempotencyKey ? { msgID: opts.idempotencyKey } : {}),
+          });
+          span.setAttribute('messaging.nats.stream.sequence', ack.seq);
+          span.setAttribute('messaging.nats.duplicate', ack.duplicate);
+          return ack;
+        } catch (err) {
+          span.recordException(err as Error);
+          span.setStatus({ code: SpanStatusCode.ERROR });
+          throw err;
+        } finally {
+          span.end();
+        }
+      },
+    );
+  }
+
+  async function consume<S extends z.ZodType>(
+    c: ConsumerContract<S>,
+    handler: (payload: z.output<S>, ctx: DeliveryContext) => Promise<Disposition | undefined>,
+    opts: ConsumeOptions = {},
+  ): Promise<Consumption> {
+    await ensureConsumer(c);
+    const consumer = await js.consumers.get(streamName(instance, c.message.stream), c.durable);
+    const messages = await consumer.consume({ max_messages: Math.max(1, c.maxAckPending) });
+    const retryDelay = opts.retryDelayMs ?? defaultRetryDelay;
+    const inFlight = new Set<Promise<void>>();
+
+    const handle = async (m: JsMsg): Promise<void> => {
+      const parent = extractTraceContext(m.headers);
+      await context.with(parent, () =>
+        tracer.startActiveSpan(
+          `process ${m.subject}`,
+          {
+            kind: SpanKind.CONSUMER,
+            attributes: {
+              'messaging.system': 'nats',
+              'messaging.destination.name': m.subject,
+              'messaging.consumer.group.name': c.durable,
+              'messaging.nats.delivery_count': m.info.deliveryCount,
+            },
+          },
+          async (span) => {
+            try {
+              const decoded = decodeJson(m.data);
+              const parsed = decoded.ok
+                ? c.message.schema.safeParse(decoded.value)
+                : ({ success: false, error: null } as const);
+              if (!parsed.success) {
+                // A malformed message will never become valid: terminate instead of redelivering.
+                const err = parsed.error
+                  ? new BusValidationError(c.message.name, 'consume', parsed.error.issues)
+                  : new BusValidationError(c.message.name, 'consume', [
+                      { code: 'custom', path: [], message: 'body is not JSON', input: undefined },
+                    ]);
+                span.recordException(err);
+                span.setStatus({ code: SpanStatusCode.ERROR, message: err.message });
+                opts.onError?.(err, { subject: m.subject, seq: m.seq });
+                m.term();
+                return;
+              }
+              const outcome = await handler(parsed.data, {
+                subject: m.subject,
+                seq: m.seq,
+                deliveryCount: m.info.deliveryCount,
+                headers: m.headers,
+                span,
+                working: () => m.working(),
+              });
+              if (!outcome || outcome.kind === 'ack') m.ack();
+              else if (outcome.kind === 'nak') m.nak(outcome.delayMs);
+              else {
+                span.setAttribute('switchboard.term_reason', outcome.reason);
+                m.term();
+              }
+            } catch (err) {
+              span.recordException(err as Error);
+              span.setStatus({ code: SpanStatusCode.ERROR });
+              opts.onError?.(err, { subject: m.subject, seq: m.seq });
+              if (m.info.deliveryCount >= c.maxDeliver) m.term();
+              else m.nak(retryDelay(m.info.deliveryCount));
+            } finally {
+              span.end();
+            }
+          },
+        ),
+      );
+    };
+
+    const done = (async () => {
+      for await (const m of messages) {
+        const p = handle(m).finally(() => inFlight.delete(p));
+        inFlight.add(p);
+      }
+      await Promise.allSettled([...inFlight]);
+    })();
+
+    return {
+      done,
+      async stop() {
+        await messages.close();
+        await done;
+        // Acks are fire-and-forget publishes: make sure the last ones left before returning.
+        await nc.flush();
+      },
+    };
+  }
+
+  async function request<Req extends z.ZodType, Res extends z.ZodType>(
+    c: RpcContract<Req, Res>,
+    payload: z.input<Req>,
+    opts: { timeoutMs?: number } = {},
+  ): Promise<z.output<Res>> {
+    const value = validate(c.request, payload, c.name, 'request');
+    const subject = c.subject(instance);
+    return tracer.startActiveSpan(`request ${subject}`, { kind: SpanKind.CLIENT }, async (span) => {
+      try {
+        const h = natsHeaders();
+        injectTraceContext(h);
+        const reply = await nc.request(subject, encode(value), {
+          timeout: opts.timeoutMs ?? 10_000,
+          headers: h,
+        });
+        const errorText = reply.headers?.get(ERROR_HEADER);
+        if (errorText) {
+          const status = Number(reply.headers?.get(ERROR_CODE_HEADER) ?? 500);
+          const code = reply.headers?.get(ERROR_STABLE_CODE_HEADER) || 'service_error';
+          throw new BusRequestError(c.name, code, status, errorText);
+        }
+        const decoded = decodeJson(reply.data);
+        if (!decoded.ok) throw new BusRequestError(c.name, 'bad_reply', 502, 'reply is not JSON');
+        return validate(c.response, decoded.value, c.name, 'reply');
+      } catch (err) {
+        span.recordException(err as Error);
+        span.setStatus({ code: SpanStatusCode.ERROR });
+        throw err;
+      } finally {
+        span.end();
+      }
+    });
+  }
+
+  function serve<Req extends z.ZodType, Res extends z.ZodType>(
+    c: RpcContract<Req, Res>,
+    handler: (payload: z.output<Req>) => Promise<z.input<Res>>,
+    opts: { queue?: string } = {},
+  ): Subscription {
+    const subject = c.subject(instance);
+    const fail = (
+      respond: (data: Uint8Array, h: MsgHdrs) => boolean,
+      code: string,
+      status: number,
+      text: string,
+    ) => {
+      const h = natsHeaders();
+      h.set(ERROR_HEADER, text.replace(/[\r\n]+/g, ' ').slice(0, 500));
+      h.set(ERROR_CODE_HEADER, String(status));
+      h.set(ERROR_STABLE_CODE_HEADER, code);
+      respond(new Uint8Array(), h);
+    };
+    return nc.subscribe(subject, {
+      queue: opts.queue ?? c.name,
+      callback: (err, msg) => {
+        if (err) return;
+        const respond = (data: Uint8Array, h: MsgHdrs) => msg.respond(data, { headers: h });
+        const parent = extractTraceContext(msg.headers);
+        void context.with(parent, () =>
+          tracer.startActiveSpan(`process ${subject}`, { kind: SpanKind.SERVER }, async (span) => {
+            try {
+              const decoded = decodeJson(msg.data);
+              const parsed = decoded.ok ? c.request.safeParse(decoded.value) : null;
+              if (!parsed?.success) {
+                const issues = parsed?.error.issues ?? [];
+                const e = new BusValidationError(c.name, 'request', issues);
+                fail(respond, 'invalid_request', 400, decoded.ok ? e.message : 'request is not JSON');
+                return;
+              }
+              const result = await handler(parsed.data);
+              const checked = c.response.safeParse(result);
+              if (!checked.success) {
+                const e = new BusValidationError(c.name, 'reply', checked.error.issues);
+                fail(respond, 'invalid_reply', 500, e.message);
+                return;
+              }
+              msg.respond(encode(checked.data));
+            } catch (e) {
+              span.recordException(e as Error);
+              span.setStatus({ code: SpanStatusCode.ERROR });
+              if (e instanceof RpcError) fail(respond, e.code, e.status, e.message);
+              else fail(respond, 'internal_error', 500, 'the service failed to handle the request');
+            } finally {
+              span.end();
+            }
+          }),
+        );
+      },
+    });
+  }
+
+  return { instance, nc, js, ensureStreams, ensureConsumer, publish, consume, request, serve };
+}

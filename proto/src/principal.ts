@@ -1,0 +1,60 @@
+import { z } from 'zod';
+
+/**
+ * Roles: `admin` manages the instance; `user` is an agent; `configurator` is the service
+ * account created with an instance (admin rights, no messaging, no seat).
+ */
+export const RoleSchema = z.enum(['admin', 'user', 'configurator']);
+export type Role = z.infer<typeof RoleSchema>;
+
+/** `all` chats, only `assigned` ones (to the user, one of their groups, or in assigned_wa_ids), or `none`. */
+export const ChatAccessSchema = z.enum(['all', 'assigned', 'none']);
+export type ChatAccess = z.infer<typeof ChatAccessSchema>;
+
+export const PermissionsSchema = z.object({
+  can_use_tags: z.boolean(),
+  can_read_chats: ChatAccessSchema,
+  can_write_to_chats: ChatAccessSchema,
+});
+export type Permissions = z.infer<typeof PermissionsSchema>;
+
+/**
+ * Who is calling, resolved once per request by the gateway and carried with every command
+ * and request on the bus, so services authorise without reading identity tables.
+ */
+export const PrincipalSchema = z.object({
+  user_id: z.number().int().positive(),
+  username: z.string(),
+  role: RoleSchema,
+  group_ids: z.array(z.number().int().positive()),
+  permissions: PermissionsSchema,
+  assigned_wa_ids: z.array(z.string()),
+});
+export type Principal = z.infer<typeof PrincipalSchema>;
+
+/** What the chat-permission rules need to know about a chat. */
+export interface ChatAccessSubject {
+  wa_id: string;
+  assigned_to_user: number | null;
+  assigned_group: number | null;
+}
+
+function chatAccess(access: ChatAccess, p: Principal, chat: ChatAccessSubject): boolean {
+  if (p.role === 'configurator') return false;
+  if (access === 'all') return true;
+  if (access === 'none') return false;
+  return (
+    chat.assigned_to_user === p.user_id ||
+    (chat.assigned_group !== null && p.group_ids.includes(chat.assigned_group)) ||
+    p.assigned_wa_ids.includes(chat.wa_id)
+  );
+}
+
+export function canReadChat(p: Principal, chat: ChatAccessSubject): boolean {
+  return chatAccess(p.permissions.can_read_chats, p, chat);
+}
+
+/** Writing implies being able to see the chat. */
+export function canWriteChat(p: Principal, chat: ChatAccessSubject): boolean {
+  return canReadChat(p, chat) && chatAccess(p.permissions.can_write_to_chats, p, chat);
+}

@@ -1,0 +1,2 @@
+export type { ChatsDatabase } from './db.ts';
+export { chatsMigrations } from './migrations/index.ts';
