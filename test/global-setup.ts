@@ -2,7 +2,8 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chatsMigrations } from '@switchboard/chats';
-import { createDb, migrate, startEmbeddedPostgres, startNatsServer } from '@switchboard/kit';
+import { createDb, migrate } from '@switchboard/kit';
+import { startEmbeddedPostgres, startNatsServer } from '@switchboard/kit/infra';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 

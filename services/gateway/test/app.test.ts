@@ -1,0 +1,235 @@
+import { createHmac } from 'node:crypto';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  connectNats,
+  createDb,
+  createLogger,
+  type HttpServer,
+  type NatsConnection,
+  pingDb,
+  pingNats,
+} from '@switchboard/kit';
+import { startNatsServer } from '@switchboard/kit/infra';
+import {
+  freshDatabase,
+  type TestDatabase,
+  testNatsUrl,
+  uniqueInstanceId,
+  waitFor,
+} from '@switchboard/kit/testing';
+import { createBus, instanceId, streamName } from '@switchboard/proto';
+import type { Kysely } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { buildApp } from '../src/app.ts';
+
+const SECRET = 'app-secret';
+const log = createLogger('gateway-test', 'silent');
+
+let testDb: TestDatabase;
+let db: Kysely<unknown>;
+let nc: NatsConnection;
+let app: HttpServer;
+let instance: string;
+
+beforeAll(async () => {
+  testDb = await freshDatabase('gateway');
+  db = createDb({ url: testDb.url, applicationName: 'gateway-test' });
+  nc = await connectNats(testNatsUrl(), 'gateway-test');
+  instance = uniqueInstanceId();
+  const bus = await createBus(nc, instanceId(instance));
+  await bus.ensureStreams();
+  app = await buildApp({
+    log,
+    bus,
+    health: { database: () => pingDb(db), nats: () => pingNats(nc) },
+    waba: { secret: SECRET, verifyToken: 'verify-me' },
+  });
+  // A route with a schema, to see validation errors leave in the inbox shape.
+  app.post(
+    '/api/v1/_probe/',
+    {
+      schema: { body: z.object({ wa_id: z.string().regex(/^\d+$/), text: z.object({ body: z.string() }) }) },
+    },
+    async () => ({ ok: true }),
+  );
+  await app.ready();
+});
+
+afterAll(async () => {
+  await app.close();
+  await nc.drain();
+  await db.destroy();
+  await testDb.drop();
+});
+
+describe('health', () => {
+  it('is 200 when PostgreSQL and NATS answer', async () => {
+    const res = await app.inject({ method: 'GET', url: '/api/v1/status/health/' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ status: 'ok' });
+    expect(res.headers['x-request-id']).toBeTruthy();
+  });
+
+  it('is 503 naming NATS when NATS stops answering', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'sb-nats-'));
+    const own = await startNatsServer({ storeDir: dir });
+    const ownNc = await connectNats(own.url, 'health-probe');
+    const probe = await buildApp({
+      log,
+      bus: await createBus(ownNc, instanceId(uniqueInstanceId())),
+      health: { database: () => pingDb(db), nats: () => pingNats(ownNc, 500) },
+      waba: { secret: undefined, verifyToken: undefined },
+    });
+    expect((await probe.inject({ url: '/api/v1/status/health/' })).statusCode).toBe(200);
+    await own.stop();
+    const res = await probe.inject({ url: '/api/v1/status/health/' });
+    expect(res.statusCode).toBe(503);
+    expect(res.json()).toEqual({
+      status: 'unavailable',
+      code: 'dependency_unavailable',
+      reason: 'NATS is not answering.',
+      checks: { database: 'ok', nats: 'down' },
+    });
+    await probe.close();
+    await ownNc.close();
+  });
+});
+
+describe('error shape', () => {
+  it('answers unknown routes with a 404 in the inbox shape', async () => {
+    const res = await app.inject({ method: 'GET', url: '/api/v1/nope/' });
+    expect(res.statusCode).toBe(404);
+    expect(res.json()).toEqual({ code: 'not_found', reason: 'No route for GET /api/v1/nope/.' });
+  });
+
+  it('turns schema failures into 400 with fields', async () => {
+    const res = await app.inject({ method: 'POST', url: '/api/v1/_probe/', payload: { wa_id: '+49x' } });
+    expect(res.statusCode).toBe(400);
+    const body = res.json();
+    expect(body.code).toBe('validation_error');
+    expect(Object.keys(body.fields).sort()).toEqual(['text', 'wa_id']);
+    expect(body.fields.text).toEqual(['This field is required.']);
+  });
+
+  it('answers malformed JSON with 400 invalid_json', async () => {
+    const res = await app.inject({
+      method: 'POST',
+      url: '/api/v1/_probe/',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"wa_id":',
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().code).toBe('invalid_json');
+  });
+
+  it('keeps a well-formed caller request id', async () => {
+    const res = await app.inject({ url: '/api/v1/nope/', headers: { 'x-request-id': 'abc-123' } });
+    expect(res.headers['x-request-id']).toBe('abc-123');
+  });
+});
+
+describe('OpenAPI', () => {
+  it('serves the document generated from the route schemas and a docs page', async () => {
+    const doc = await app.inject({ url: '/api/v1/schema/' });
+    expect(doc.statusCode).toBe(200);
+    const spec = doc.json();
+    expect(spec.openapi).toBe('3.1.0');
+    expect(spec.paths['/api/v1/status/health/'].get.responses['503']).toBeTruthy();
+    expect(spec.paths['/api/v1/waba/webhook/'].post).toBeTruthy();
+    const page = await app.inject({ url: '/api/v1/docs/' });
+    expect(page.statusCode).toBe(200);
+    expect(page.headers['content-type']).toContain('text/html');
+  });
+});
+
+describe('network webhook receiver', () => {
+  const body = JSON.stringify({ object: 'whatsapp_business_account', entry: [{ id: '1', changes: [] }] });
+  const sign = (raw: string) => `sha256=${createHmac('sha256', SECRET).update(raw).digest('hex')}`;
+
+  it('echoes the challenge when the verify token matches and refuses otherwise', async () => {
+    const ok = await app.inject({
+      url: '/api/v1/waba/webhook/?hub.mode=subscribe&hub.verify_token=verify-me&hub.challenge=1158201444',
+    });
+    expect(ok.statusCode).toBe(200);
+    expect(ok.body).toBe('1158201444');
+    const bad = await app.inject({
+      url: '/api/v1/waba/webhook/?hub.mode=subscribe&hub.verify_token=x&hub.challenge=1',
+    });
+    expect(bad.statusCode).toBe(403);
+    expect(bad.json().code).toBe('verify_token_mismatch');
+  });
+
+  it('rejects a missing or wrong signature with 401 and stores nothing', async () => {
+    const jsm = await (await createBus(nc, instanceId(instance))).js.jetstreamManager();
+    const before = (await jsm.streams.info(streamName(instanceId(instance), 'inbound'))).state.messages;
+    for (const sig of [undefined, 'sha256=00', sign(`${body} `)]) {
+      const res = await app.inject({
+        method: 'POST',
+        url: '/api/v1/waba/webhook/',
+        headers: { 'content-type': 'application/json', ...(sig ? { 'x-hub-signature-256': sig } : {}) },
+        payload: body,
+      });
+      expect(res.statusCode).toBe(401);
+      expect(res.json().code).toBe('invalid_signature');
+    }
+    const after = (await jsm.streams.info(streamName(instanceId(instance), 'inbound'))).state.messages;
+    expect(after).toBe(before);
+  });
+
+  it('stores a signed body once, even when the network redelivers it', async () => {
+    const post = () =>
+      app.inject({
+        method: 'POST',
+        url: '/api/v1/waba/webhook/',
+        headers: { 'content-type': 'application/json', 'x-hub-signature-256': sign(body) },
+        payload: body,
+      });
+    const first = await post();
+    expect(first.statusCode).toBe(200);
+    expect(first.json()).toEqual({ status: 'accepted', duplicate: false });
+    const second = await post();
+    expect(second.json()).toEqual({ status: 'accepted', duplicate: true });
+    const jsm = await (await createBus(nc, instanceId(instance))).js.jetstreamManager();
+    await waitFor(
+      async () => (await jsm.streams.info(streamName(instanceId(instance), 'inbound'))).state.messages === 1,
+      5_000,
+      'one stored body',
+    );
+  });
+
+  it('accepts bodies up to 3 MB and refuses larger ones with 413', async () => {
+    const pad = (n: number) => JSON.stringify({ object: 'whatsapp_business_account', pad: 'x'.repeat(n) });
+    const fits = pad(3 * 1024 * 1024 - 100);
+    const ok = await app.inject({
+      method: 'POST',
+      url: '/api/v1/waba/webhook/',
+      headers: { 'content-type': 'application/json', 'x-hub-signature-256': sign(fits) },
+      payload: fits,
+    });
+    expect(ok.statusCode).toBe(200);
+    const tooBig = pad(3 * 1024 * 1024 + 10);
+    const res = await app.inject({
+      method: 'POST',
+      url: '/api/v1/waba/webhook/',
+      headers: { 'content-type': 'application/json', 'x-hub-signature-256': sign(tooBig) },
+      payload: tooBig,
+    });
+    expect(res.statusCode).toBe(413);
+    expect(res.json().code).toBe('payload_too_large');
+  });
+
+  it('refuses signed bodies that are not a JSON object', async () => {
+    for (const raw of ['[1,2]', '{"a":']) {
+      const res = await app.inject({
+        method: 'POST',
+        url: '/api/v1/waba/webhook/',
+        headers: { 'content-type': 'application/json', 'x-hub-signature-256': sign(raw) },
+        payload: raw,
+      });
+      expect(res.statusCode).toBe(400);
+    }
+  });
+});

@@ -1,0 +1,79 @@
+import { join } from 'node:path';
+import { freePort } from '@switchboard/kit';
+import {
+  freshDatabase,
+  repoRoot,
+  type ServiceProcess,
+  spawnService,
+  startOtlpReceiver,
+  testNatsUrl,
+  uniqueInstanceId,
+  waitFor,
+} from '@switchboard/kit/testing';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const running: ServiceProcess[] = [];
+afterAll(async () => {
+  await Promise.all(running.map((p) => p.stop()));
+});
+
+describe('distributed trace', () => {
+  it('one trace spans the gateway HTTP request and the chats consumer in another process', async () => {
+    const otlp = await startOtlpReceiver();
+    const db = await freshDatabase('trace');
+    const port = await freePort();
+    const env = {
+      DATABASE_URL: db.url,
+      NATS_URL: testNatsUrl(),
+      INSTANCE_ID: uniqueInstanceId('trace'),
+      OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint,
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+    };
+    const gateway = spawnService(join(repoRoot, 'services/gateway/src/main.ts'), {
+      ...env,
+      PORT: String(port),
+    });
+    const chats = spawnService(join(repoRoot, 'services/chats/src/main.ts'), env);
+    running.push(gateway, chats);
+    const base = `http://127.0.0.1:${port}`;
+    await waitFor(
+      async () => (await fetch(`${base}/api/v1/status/health/`)).status === 200,
+      30_000,
+      `gateway health (${gateway.output()})`,
+    );
+
+    const res = await fetch(`${base}/api/v1/waba/webhook/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ object: 'whatsapp_business_account', entry: [] }),
+    });
+    expect(res.status).toBe(200);
+
+    await waitFor(
+      async () => otlp.spans.some((s) => s.service === 'switchboard-chats' && s.name.startsWith('process ')),
+      20_000,
+      `consumer span from chats (${chats.output()})`,
+    );
+    const server = otlp.spans.find((s) => s.service === 'switchboard-gateway' && s.kind === 2);
+    const producer = otlp.spans.find(
+      (s) => s.service === 'switchboard-gateway' && s.name.startsWith('send '),
+    );
+    const consumer = otlp.spans.find(
+      (s) => s.service === 'switchboard-chats' && s.name.startsWith('process '),
+    );
+    expect(server, 'HTTP server span of the gateway').toBeDefined();
+    expect(producer).toBeDefined();
+    expect(consumer).toBeDefined();
+    // One trace: HTTP server span → publish span (gateway) → consume span (chats).
+    expect(producer?.traceId).toBe(server?.traceId);
+    expect(consumer?.traceId).toBe(server?.traceId);
+    expect(producer?.parentSpanId).toBe(server?.spanId);
+    expect(consumer?.parentSpanId).toBe(producer?.spanId);
+
+    await Promise.all([gateway.stop(), chats.stop()]);
+    expect(gateway.child.exitCode).toBe(0);
+    expect(chats.child.exitCode).toBe(0);
+    await otlp.close();
+    await db.drop();
+  });
+});
