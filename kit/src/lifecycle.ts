@@ -35,6 +35,8 @@ export function handleShutdown(log: Logger, steps: readonly ShutdownStep[], step
     log.info('stopped');
     process.exit(failed ? 1 : 0);
   };
+  // Started by a supervisor with an IPC channel (npm start): its death means stop too.
+  if (process.channel) process.once('disconnect', () => void stop('parent exited'));
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
 }

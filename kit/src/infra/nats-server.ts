@@ -56,7 +56,8 @@ export async function startNatsServer(opts: {
       '',
     ].join('\n'),
   );
-  const child = spawn(bin, ['-c', configFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // Own process group: on Ctrl-C NATS must outlive the services that are still draining into it.
+  const child = spawn(bin, ['-c', configFile], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   const log = opts.log;
   if (log) {
     child.stdout?.on('data', (b: Buffer) => log(b.toString()));

@@ -18,6 +18,8 @@ export function registerHealthRoutes(app: HttpServer, checks: HealthChecks): voi
   app.get(
     '/api/v1/status/health/',
     {
+      // Probes call this every few seconds; logging each call would bury everything else.
+      logLevel: 'warn',
       schema: {
         tags: ['status'],
         summary: 'Health',
