@@ -4,7 +4,8 @@
  * NATS_URL is set, then every service, supervised. Ctrl-C stops everything cleanly.
  * URLs and credentials go to stdout and to .switchboard/local.json.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import {
@@ -13,9 +14,11 @@ import {
   natsServerBinary,
   startEmbeddedPostgres,
   startNatsServer,
+  startSmtpSink,
   waitFor,
 } from '@switchboard/kit/infra';
 import pg from 'pg';
+import { z } from 'zod';
 import { type Supervised, supervise } from './local/supervisor.ts';
 
 const repoRoot = resolve(import.meta.dirname, '..');
@@ -43,6 +46,25 @@ async function ensureDatabase(adminUrl: string, name: string): Promise<string> {
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   return url.toString();
+}
+
+const LocalSecrets = z.object({
+  inbox_secret_key: z.string().min(32),
+  admin: z.object({ username: z.string(), password: z.string() }),
+});
+type LocalSecrets = z.infer<typeof LocalSecrets>;
+
+/** Secrets of the local instance, generated on the first run and reused after (0600 file). */
+async function localSecrets(): Promise<LocalSecrets> {
+  const file = join(home, 'secrets.json');
+  const existing = LocalSecrets.safeParse(JSON.parse(await readFile(file, 'utf8').catch(() => 'null')));
+  if (existing.success) return existing.data;
+  const fresh: LocalSecrets = {
+    inbox_secret_key: randomBytes(32).toString('base64url'),
+    admin: { username: 'admin', password: randomBytes(12).toString('base64url') },
+  };
+  await writeFile(file, `${JSON.stringify(fresh, null, 2)}\n`, { mode: 0o600 });
+  return fresh;
 }
 
 async function main(): Promise<void> {
@@ -83,6 +105,18 @@ async function main(): Promise<void> {
       natsUrl = nats.url;
     }
 
+    const secrets = await localSecrets();
+    const mailDir = join(home, 'mail');
+    await mkdir(mailDir, { recursive: true });
+    // Mail stays on this machine: a loopback SMTP server prints what the inbox sends.
+    const smtp = await startSmtpSink({
+      onMail: (m) => {
+        say(`\n--- mail to ${m.to.join(', ')}: ${m.subject}\n${m.text.trim()}\n---`);
+        void writeFile(join(mailDir, `${Date.now()}.eml`), m.raw);
+      },
+    });
+    cleanups.push(() => smtp.close());
+
     const wanted = Number(process.env.INBOX_PORT ?? 8000);
     const inboxPort = (await portIsFree(wanted)) ? wanted : await freePort();
     if (inboxPort !== wanted) say(`port ${wanted} is taken; the inbox uses ${inboxPort}`);
@@ -95,7 +129,15 @@ async function main(): Promise<void> {
         {
           name: 'gateway',
           entry: join(repoRoot, 'services/gateway/src/main.ts'),
-          env: { ...common, PORT: String(inboxPort), PUBLIC_URL: inboxUrl },
+          env: {
+            ...common,
+            PORT: String(inboxPort),
+            PUBLIC_URL: inboxUrl,
+            INBOX_SECRET_KEY: secrets.inbox_secret_key,
+            INBOX_ADMIN_USERNAME: secrets.admin.username,
+            INBOX_ADMIN_PASSWORD: secrets.admin.password,
+            SMTP_URL: smtp.url,
+          },
         },
         color,
       ),
@@ -107,13 +149,20 @@ async function main(): Promise<void> {
       60_000,
       'the inbox health endpoint',
     );
-    const local = { inbox: { url: inboxUrl }, database_url: databaseUrl, nats_url: natsUrl };
+    const local = {
+      inbox: { url: inboxUrl, admin: secrets.admin },
+      database_url: databaseUrl,
+      nats_url: natsUrl,
+      smtp_url: smtp.url,
+    };
     await writeFile(join(home, 'local.json'), `${JSON.stringify(local, null, 2)}\n`, { mode: 0o600 });
     say('');
     say(`Switchboard is running (instance "${instanceId}")`);
     say(`  inbox API    ${inboxUrl}/api/v1/`);
     say(`  API docs     ${inboxUrl}/api/v1/docs/`);
     say(`  health       ${inboxUrl}/api/v1/status/health/`);
+    say(`  admin        ${secrets.admin.username} / ${secrets.admin.password}  (initial password)`);
+    say(`  mail         ${smtp.url} (mails are printed here and kept in ${mailDir})`);
     say(`  database     ${databaseUrl}`);
     say(`  nats         ${natsUrl}`);
     say(`  details in   ${join(home, 'local.json')}`);

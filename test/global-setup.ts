@@ -2,6 +2,7 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chatsMigrations } from '@switchboard/chats';
+import { gatewayMigrations } from '@switchboard/gateway';
 import { createDb, migrate } from '@switchboard/kit';
 import { startEmbeddedPostgres, startNatsServer } from '@switchboard/kit/infra';
 import pg from 'pg';
@@ -34,6 +35,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const templateUrl = new URL(adminUrl);
   templateUrl.pathname = `/${template}`;
   const db = createDb({ url: templateUrl.toString(), applicationName: 'switchboard-test-template', max: 1 });
+  await migrate(db, 'gateway', gatewayMigrations);
   await migrate(db, 'chats', chatsMigrations);
   await db.destroy();
 

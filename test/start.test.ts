@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 
 const LocalJson = z.object({
-  inbox: z.object({ url: z.url() }),
+  inbox: z.object({ url: z.url(), admin: z.object({ username: z.string(), password: z.string() }) }),
   database_url: z.string(),
   nats_url: z.string(),
 });
@@ -70,11 +70,26 @@ describe('npm start', () => {
     expect(posted.status).toBe(200);
     await waitFor(async () => (await storedWebhooks(first.database_url)) === 1, 20_000, 'webhook stored');
 
+    // The printed admin credentials work.
+    const token = await fetch(`${first.inbox.url}/api/v1/auth/token/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(first.inbox.admin),
+    });
+    expect(token.status).toBe(200);
+    const { token: adminToken } = z.object({ token: z.string() }).parse(await token.json());
+
     expect(await current?.stop('SIGINT', 30_000)).toBe(0);
 
     const second = await startProduct(port);
     expect((await fetch(`${second.inbox.url}/api/v1/status/health/`)).status).toBe(200);
     expect(await storedWebhooks(second.database_url)).toBe(1);
+    // Same admin, same token: the secret key and the database survived the restart.
+    expect(second.inbox.admin).toEqual(first.inbox.admin);
+    const me = await fetch(`${second.inbox.url}/api/v1/users/me/`, {
+      headers: { authorization: `Token ${adminToken}` },
+    });
+    expect(me.status).toBe(200);
     expect(await current?.stop('SIGINT', 30_000)).toBe(0);
     current = undefined;
   });

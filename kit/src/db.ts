@@ -31,7 +31,7 @@ export function createDb<DB>(opts: DbOptions): Kysely<DB> {
 }
 
 /** True when the database answers a trivial query within the timeout. */
-export async function pingDb(db: Kysely<unknown>, timeoutMs = 2_000): Promise<boolean> {
+export async function pingDb<DB>(db: Kysely<DB>, timeoutMs = 2_000): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   try {
     const timeout = new Promise<false>((resolve) => {

@@ -1,3 +1,5 @@
+import { z } from 'zod';
+
 /**
  * The one application error. Domain code throws it with a stable snake_case code; each API's
  * error handler turns it into that API's body shape. Domain code never throws HTTP errors.
@@ -40,6 +42,15 @@ export const errors = {
   conflict: (code: string, reason: string) => new AppError(409, code, reason),
   unavailable: (code: string, reason: string) => new AppError(503, code, reason),
 };
+
+/** The inbox (DRF-style) error body, for route response schemas (extra keys pass through). */
+export const InboxErrorSchema = z
+  .looseObject({
+    code: z.string(),
+    reason: z.string(),
+    fields: z.record(z.string(), z.array(z.string())).optional(),
+  })
+  .meta({ id: 'Error' });
 
 /** The inbox (DRF-style) error body. */
 export interface InboxErrorBody {

@@ -32,8 +32,8 @@ export interface HttpServerOptions {
   logger: Logger;
   /** Upper bound for request bodies (the network posts up to 3 MB). */
   bodyLimit?: number;
-  /** Time allowed for in-flight requests to finish on close. */
-  closeGraceMs?: number;
+  /** Take the client address from X-Forwarded-For (behind a trusted proxy). */
+  trustProxy?: boolean;
 }
 
 /**
@@ -44,6 +44,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   const app = Fastify({
     loggerInstance: opts.logger,
     bodyLimit: opts.bodyLimit ?? 4 * 1024 * 1024,
+    trustProxy: opts.trustProxy ?? false,
     requestIdHeader: false,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];

@@ -6,4 +6,5 @@ export * from './infra/ports.ts';
 export * from './lifecycle.ts';
 export * from './logger.ts';
 export * from './nats.ts';
+export * from './pagination.ts';
 export * from './telemetry.ts';

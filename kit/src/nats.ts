@@ -1,7 +1,7 @@
 import type { NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
 
-export type { NatsConnection };
+export type { NatsConnection, Subscription } from '@nats-io/nats-core';
 
 export async function connectNats(url: string, name: string): Promise<NatsConnection> {
   return connect({

@@ -1,3 +1,4 @@
 export * from './nats-server.ts';
 export * from './ports.ts';
 export * from './postgres.ts';
+export * from './smtp-sink.ts';

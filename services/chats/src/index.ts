@@ -1,2 +1,3 @@
+export { startAuditLog } from './audit-log.ts';
 export type { ChatsDatabase } from './db.ts';
 export { chatsMigrations } from './migrations/index.ts';

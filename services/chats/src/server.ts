@@ -7,6 +7,7 @@ import {
   type Telemetry,
 } from '@switchboard/kit';
 import { createBus } from '@switchboard/proto';
+import { startAuditLog } from './audit-log.ts';
 import { loadConfig } from './config.ts';
 import type { ChatsDatabase } from './db.ts';
 import { startInboundConsumer } from './inbound.ts';
@@ -22,10 +23,13 @@ export async function runChats(telemetry: Telemetry): Promise<void> {
   const bus = await createBus(nc, config.INSTANCE_ID);
   await bus.ensureStreams();
   const inbound = await startInboundConsumer({ bus, db, log });
+  const audit = await startAuditLog({ bus, db, log });
   log.info({ instance: config.INSTANCE_ID }, 'chats worker consuming');
 
   handleShutdown(log, [
+    ['request handlers', async () => audit.rpc.unsubscribe()],
     ['inbound consumer', () => inbound.stop()],
+    ['event-log consumer', () => audit.consumption.stop()],
     ['nats', () => nc.drain()],
     ['database', () => db.destroy()],
     ['telemetry', () => telemetry.shutdown()],

@@ -6,33 +6,110 @@ import {
   registerOpenApi,
 } from '@switchboard/kit';
 import type { Bus } from '@switchboard/proto';
+import type { Kysely } from 'kysely';
+import type { GatewayConfig } from './config.ts';
+import { createAudit } from './identity/audit.ts';
+import { createGuards, type Guards } from './identity/authenticate.ts';
+import type { GatewayDatabase } from './identity/db.ts';
+import { createGroups } from './identity/groups.ts';
+import type { Mailer } from './identity/mailer.ts';
+import { createPasswordless } from './identity/passwordless.ts';
+import { createFailureLimiter } from './identity/rate-limit.ts';
+import { createTokenBox } from './identity/secrets.ts';
+import { createTokens, type Tokens } from './identity/tokens.ts';
+import { createUsers, type Users } from './identity/users.ts';
+import { registerAuditLogRoutes } from './routes/audit-logs.ts';
+import { registerAuthRoutes } from './routes/auth.ts';
+import { registerGroupRoutes } from './routes/groups.ts';
 import { type HealthChecks, registerHealthRoutes } from './routes/health.ts';
+import { registerUserRoutes } from './routes/users.ts';
 import { registerWabaWebhookRoutes } from './routes/waba-webhook.ts';
 
 export interface GatewayDeps {
   log: Logger;
   bus: Bus;
+  db: Kysely<GatewayDatabase>;
+  config: GatewayConfig;
+  mailer: Mailer;
   health: HealthChecks;
-  waba: { secret: string | undefined; verifyToken: string | undefined };
+}
+
+export interface Gateway {
+  app: HttpServer;
+  users: Users;
+  tokens: Tokens;
+  guards: Guards;
 }
 
 /** Builds the inbox HTTP API without listening, so tests can `inject()` or listen on port 0. */
-export async function buildApp(deps: GatewayDeps): Promise<HttpServer> {
-  const app = createHttpServer({ logger: deps.log });
+export async function buildApp(deps: GatewayDeps): Promise<Gateway> {
+  const { config, db, bus, log } = deps;
+  const app = createHttpServer({ logger: log, trustProxy: config.TRUST_PROXY });
   installInboxErrorHandling(app);
+  app.decorateRequest('principal', null);
   await registerOpenApi(app, {
-    title: 'Switchboard inbox API',
+    title: `${config.INBOX_SERVICE_NAME} inbox API`,
     version: '1.0.0',
     description:
-      'REST inbox in front of the WhatsApp Business API for one business number. ' +
-      'Authenticate with `Authorization: Token <token>`. Errors are `{code, reason, fields?}`.',
+      'REST inbox in front of the WhatsApp Business API for one business number. Authenticate with ' +
+      '`Authorization: Token <token>` (from `POST /api/v1/auth/token/`). Errors are `{code, reason, fields?}`. ' +
+      'Roles: `admin`, `user` (agent), `configurator` (service account: admin rights except messaging). ' +
+      'Chat permissions `can_read_chats` / `can_write_to_chats`: `all`, `assigned`, `none`.',
     jsonPath: '/api/v1/schema/',
     docsPrefix: '/api/v1/docs',
     securitySchemes: {
       token: { type: 'apiKey', in: 'header', name: 'Authorization', description: '`Token <token>`' },
     },
   });
+
+  const audit = createAudit(bus, log);
+  const tokens = createTokens({
+    db,
+    box: createTokenBox(config.INBOX_SECRET_KEY),
+    refreshTtlSeconds: config.REFRESH_TOKEN_TTL_SECONDS,
+    passwordlessTtlSeconds: config.PASSWORDLESS_LINK_TTL_SECONDS,
+  });
+  const users = createUsers({ db, audit, maxSeats: config.MAX_NUMBER_OF_SEATS });
+  const groups = createGroups(db, audit);
+  const guards = createGuards(tokens);
+  const limiter = createFailureLimiter(db, config.AUTH_FAILURE_WINDOW_SECONDS);
+  const passwordless = createPasswordless({
+    db,
+    tokens,
+    mailer: deps.mailer,
+    limiter,
+    log,
+    loginUrl: config.INBOX_FRONTEND_URL ?? `${config.PUBLIC_URL}/login/`,
+    serviceName: config.INBOX_SERVICE_NAME,
+    linkTtlSeconds: config.PASSWORDLESS_LINK_TTL_SECONDS,
+    maxMailsPerAddress: config.PASSWORDLESS_MAX_MAILS_PER_ADDRESS,
+  });
+
   registerHealthRoutes(app, deps.health);
-  await registerWabaWebhookRoutes(app, { bus: deps.bus, ...deps.waba });
-  return app;
+  await registerWabaWebhookRoutes(app, {
+    bus,
+    secret: config.WABA_WEBHOOK_SECRET,
+    verifyToken: config.WABA_VERIFY_TOKEN,
+  });
+  await registerAuthRoutes(app, {
+    db,
+    tokens,
+    users,
+    guards,
+    limiter,
+    passwordless,
+    limits: {
+      perUsername: config.AUTH_MAX_FAILURES_PER_USERNAME,
+      perAddress: config.AUTH_MAX_FAILURES_PER_ADDRESS,
+    },
+  });
+  registerUserRoutes(app, {
+    users,
+    guards,
+    publicUrl: config.PUBLIC_URL,
+    availabilityEnabled: config.APP_IS_USER_AVAILABILITY_ENABLED,
+  });
+  registerGroupRoutes(app, { groups, guards, publicUrl: config.PUBLIC_URL });
+  registerAuditLogRoutes(app, { bus, guards, publicUrl: config.PUBLIC_URL });
+  return { app, users, tokens, guards };
 }

@@ -3,33 +3,61 @@ import {
   createDb,
   createLogger,
   handleShutdown,
+  migrate,
   pingDb,
   pingNats,
   type Telemetry,
 } from '@switchboard/kit';
-import { createBus } from '@switchboard/proto';
+import { createBus, ensureConfigurator as ensureConfiguratorRpc } from '@switchboard/proto';
 import { buildApp } from './app.ts';
 import { loadConfig } from './config.ts';
+import { ensureAdmin, ensureConfigurator } from './identity/bootstrap.ts';
+import type { GatewayDatabase } from './identity/db.ts';
+import { createMailer } from './identity/mailer.ts';
+import { gatewayMigrations } from './migrations/index.ts';
 
 export async function runGateway(telemetry: Telemetry): Promise<void> {
   const config = loadConfig();
   const log = createLogger('gateway', config.LOG_LEVEL);
-  const db = createDb({ url: config.DATABASE_URL, applicationName: 'switchboard-gateway' });
+  const db = createDb<GatewayDatabase>({ url: config.DATABASE_URL, applicationName: 'switchboard-gateway' });
+  const applied = await migrate(db, 'gateway', gatewayMigrations);
+  if (applied.length) log.info({ applied }, 'migrations applied');
   const nc = await connectNats(config.NATS_URL, `gateway/${config.INSTANCE_ID}`);
   const bus = await createBus(nc, config.INSTANCE_ID);
   await bus.ensureStreams();
+  const mailer = createMailer(config.SMTP_URL, config.MAIL_FROM, log);
 
-  const app = await buildApp({
+  const { app, users, tokens } = await buildApp({
     log,
     bus,
+    db,
+    config,
+    mailer,
     health: { database: () => pingDb(db), nats: () => pingNats(nc) },
-    waba: { secret: config.WABA_WEBHOOK_SECRET, verifyToken: config.WABA_VERIFY_TOKEN },
   });
+  await ensureAdmin(
+    db,
+    users,
+    {
+      adminUsername: config.INBOX_ADMIN_USERNAME,
+      adminEmail: config.INBOX_ADMIN_EMAIL,
+      adminPassword: config.INBOX_ADMIN_PASSWORD,
+      configuratorUsername: config.INBOX_CONFIGURATOR_USERNAME,
+    },
+    log,
+  );
+  if (config.INBOX_CONFIGURATOR_USERNAME)
+    await ensureConfigurator(db, tokens, config.INBOX_CONFIGURATOR_USERNAME);
+  const configuratorRpc = bus.serve(ensureConfiguratorRpc, ({ username }) =>
+    ensureConfigurator(db, tokens, username),
+  );
   await app.listen({ host: config.HOST, port: config.PORT });
 
   handleShutdown(log, [
     ['http', () => app.close()],
+    ['rpc', async () => configuratorRpc.unsubscribe()],
     ['nats', () => nc.drain()],
+    ['mailer', async () => mailer.close()],
     ['database', () => db.destroy()],
     ['telemetry', () => telemetry.shutdown()],
   ]);

@@ -24,29 +24,37 @@ import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { buildApp } from '../src/app.ts';
+import { loadConfig } from '../src/config.ts';
+import type { GatewayDatabase } from '../src/identity/db.ts';
+import { createMailer } from '../src/identity/mailer.ts';
 
 const SECRET = 'app-secret';
 const log = createLogger('gateway-test', 'silent');
 
+const config = (env: Record<string, string>) =>
+  loadConfig({ DATABASE_URL: 'postgres://unused@127.0.0.1/x', INBOX_SECRET_KEY: 'k'.repeat(40), ...env });
+
 let testDb: TestDatabase;
-let db: Kysely<unknown>;
+let db: Kysely<GatewayDatabase>;
 let nc: NatsConnection;
 let app: HttpServer;
 let instance: string;
 
 beforeAll(async () => {
   testDb = await freshDatabase('gateway');
-  db = createDb({ url: testDb.url, applicationName: 'gateway-test' });
+  db = createDb<GatewayDatabase>({ url: testDb.url, applicationName: 'gateway-test' });
   nc = await connectNats(testNatsUrl(), 'gateway-test');
   instance = uniqueInstanceId();
   const bus = await createBus(nc, instanceId(instance));
   await bus.ensureStreams();
-  app = await buildApp({
+  ({ app } = await buildApp({
     log,
     bus,
+    db,
+    config: config({ WABA_WEBHOOK_SECRET: SECRET, WABA_VERIFY_TOKEN: 'verify-me' }),
+    mailer: createMailer(undefined, 'x@y', log),
     health: { database: () => pingDb(db), nats: () => pingNats(nc) },
-    waba: { secret: SECRET, verifyToken: 'verify-me' },
-  });
+  }));
   // A route with a schema, to see validation errors leave in the inbox shape.
   app.post(
     '/api/v1/_probe/',
@@ -77,11 +85,13 @@ describe('health', () => {
     const dir = await mkdtemp(join(tmpdir(), 'sb-nats-'));
     const own = await startNatsServer({ storeDir: dir });
     const ownNc = await connectNats(own.url, 'health-probe');
-    const probe = await buildApp({
+    const { app: probe } = await buildApp({
       log,
       bus: await createBus(ownNc, instanceId(uniqueInstanceId())),
+      db,
+      config: config({}),
+      mailer: createMailer(undefined, 'x@y', log),
       health: { database: () => pingDb(db), nats: () => pingNats(ownNc, 500) },
-      waba: { secret: undefined, verifyToken: undefined },
     });
     expect((await probe.inject({ url: '/api/v1/status/health/' })).statusCode).toBe(200);
     await own.stop();

@@ -1,0 +1,54 @@
+import { z } from 'zod';
+import { defineConsumer, defineRpc, defineStream } from './contracts.ts';
+import { subjects } from './subjects.ts';
+
+/** One event-log entry: who did what to which object. Stored by chats, which serves `audit_logs/`. */
+export const AuditEntrySchema = z.object({
+  id: z.uuid(),
+  action: z
+    .string()
+    .regex(/^[a-z_]+\.[a-z_]+$/)
+    .describe('`<object>.<verb>`: user.created, group.deleted, chat.assigned, chat.resolved…'),
+  actor: z.object({ user_id: z.number().int(), username: z.string() }).nullable(),
+  target_type: z.enum(['user', 'group', 'chat', 'webhook', 'tag']),
+  target_id: z.string(),
+  details: z.record(z.string(), z.unknown()),
+  /** Epoch milliseconds. */
+  at: z.number().int().positive(),
+});
+export type AuditEntry = z.infer<typeof AuditEntrySchema>;
+
+export const auditRecorded = defineStream({
+  name: 'audit.recorded',
+  stream: 'commands',
+  subject: (i) => subjects.command(i, 'audit'),
+  schema: AuditEntrySchema,
+});
+
+export const auditConsumer = defineConsumer({
+  durable: 'chats-audit',
+  message: auditRecorded,
+  ackWaitSeconds: 30,
+  maxAckPending: 256,
+  maxDeliver: 50,
+});
+
+export const AuditListRequest = z.object({
+  limit: z.number().int().min(1).max(100),
+  offset: z.number().int().min(0),
+  target_type: AuditEntrySchema.shape.target_type.optional(),
+  target_id: z.string().optional(),
+  action: z.string().optional(),
+});
+
+export const AuditListReply = z.object({
+  count: z.number().int(),
+  results: z.array(AuditEntrySchema),
+});
+
+export const auditList = defineRpc({
+  name: 'chats.audit.list',
+  subject: (i) => subjects.rpc(i, 'chats', 'audit_list'),
+  request: AuditListRequest,
+  response: AuditListReply,
+});

@@ -1,0 +1,66 @@
+import { AppError, errors } from '@switchboard/kit';
+import type { Principal, Role } from '@switchboard/proto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Tokens } from './tokens.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal | null;
+  }
+}
+
+const TOKEN_HEADER = /^Token\s+([A-Za-z0-9_-]{20,128})\s*$/;
+
+export interface Guards {
+  /** Resolves `Authorization: Token <t>` once per request; 401 when missing or wrong. */
+  authenticate(req: FastifyRequest): Promise<Principal>;
+  /** preHandler: any authenticated user. */
+  requireUser(req: FastifyRequest, reply: FastifyReply): Promise<void>;
+  /** preHandler factory: only these roles (403 otherwise). */
+  requireRole(...roles: Role[]): (req: FastifyRequest, reply: FastifyReply) => Promise<void>;
+  /** preHandler: messaging paths (reading and sending messages and chats); the configurator gets 403. */
+  requireMessagingUser(req: FastifyRequest, reply: FastifyReply): Promise<void>;
+}
+
+export function principalOf(req: FastifyRequest): Principal {
+  if (!req.principal) throw errors.unauthorized();
+  return req.principal;
+}
+
+export function createGuards(tokens: Tokens): Guards {
+  async function authenticate(req: FastifyRequest): Promise<Principal> {
+    if (req.principal) return req.principal;
+    const header = req.headers.authorization;
+    if (!header) throw errors.unauthorized('Authentication credentials were not provided.');
+    const match = TOKEN_HEADER.exec(header);
+    const principal = match?.[1] ? await tokens.principalForToken(match[1]) : null;
+    if (!principal)
+      throw new AppError(401, 'invalid_token', 'Invalid token.', {
+        headers: { 'www-authenticate': 'Token' },
+      });
+    req.principal = principal;
+    return principal;
+  }
+
+  return {
+    authenticate,
+    async requireUser(req) {
+      await authenticate(req);
+    },
+    requireRole(...roles) {
+      return async (req) => {
+        const p = await authenticate(req);
+        if (!roles.includes(p.role)) throw errors.forbidden();
+      };
+    },
+    async requireMessagingUser(req) {
+      const p = await authenticate(req);
+      if (p.role === 'configurator') {
+        throw errors.forbidden(
+          'configurator_not_allowed',
+          'The configurator user cannot use messaging endpoints.',
+        );
+      }
+    },
+  };
+}

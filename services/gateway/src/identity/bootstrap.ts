@@ -1,0 +1,71 @@
+import { randomBytes } from 'node:crypto';
+import { AppError, type Logger } from '@switchboard/kit';
+import { type Kysely, sql } from 'kysely';
+import type { GatewayDatabase } from './db.ts';
+import type { Tokens } from './tokens.ts';
+import type { Users } from './users.ts';
+
+export interface BootstrapConfig {
+  adminUsername: string | undefined;
+  adminEmail: string | undefined;
+  adminPassword: string | undefined;
+  configuratorUsername: string | undefined;
+}
+
+/**
+ * First start of an instance: when no admin exists yet, create one from configuration (the
+ * e-mail doubles as username, as the partner API's `admin_email` promises). A generated
+ * password is logged once; `npm start` passes its own and prints it.
+ */
+export async function ensureAdmin(
+  db: Kysely<GatewayDatabase>,
+  users: Users,
+  cfg: BootstrapConfig,
+  log: Logger,
+): Promise<void> {
+  const existing = await db.selectFrom('users').select('id').where('role', '=', 'admin').executeTakeFirst();
+  if (existing) return;
+  const username = cfg.adminUsername ?? cfg.adminEmail ?? 'admin';
+  const generated = cfg.adminPassword === undefined;
+  const password = cfg.adminPassword ?? randomBytes(12).toString('base64url');
+  try {
+    await users.create(null, {
+      username,
+      password,
+      ...(cfg.adminEmail !== undefined && { email: cfg.adminEmail }),
+      profile: { role: 'admin' },
+    });
+  } catch (err) {
+    // Two gateways starting at once: the other one created it.
+    if (err instanceof AppError && err.code === 'validation_error' && err.fields?.username) return;
+    throw err;
+  }
+  if (generated) log.warn({ username, password }, 'created the first admin user; change this password');
+  else log.info({ username }, 'created the first admin user');
+}
+
+/** Creates the configurator service account when missing and returns its (reused) Auth Token. */
+export async function ensureConfigurator(
+  db: Kysely<GatewayDatabase>,
+  tokens: Tokens,
+  username: string,
+): Promise<{ user_id: number; username: string; token: string }> {
+  await db
+    .insertInto('users')
+    .values({ username, role: 'configurator', password_hash: null })
+    .onConflict((oc) => oc.expression(sql`lower(username)`).doNothing())
+    .execute();
+  const user = await db
+    .selectFrom('users')
+    .select(['id', 'username', 'role'])
+    .where(sql<string>`lower(username)`, '=', username.toLowerCase())
+    .executeTakeFirstOrThrow();
+  if (user.role !== 'configurator') {
+    throw new AppError(
+      409,
+      'username_taken',
+      `"${username}" already belongs to a user who is not the configurator.`,
+    );
+  }
+  return { user_id: user.id, username: user.username, token: await tokens.authTokenFor(user.id) };
+}

@@ -1,0 +1,71 @@
+import { errors } from '@switchboard/kit';
+import type { Principal } from '@switchboard/proto';
+import type { Kysely } from 'kysely';
+import type { AuditFn } from './audit.ts';
+import type { GatewayDatabase } from './db.ts';
+
+function isUniqueViolation(err: unknown): boolean {
+  return (err as { code?: string }).code === '23505';
+}
+
+export function createGroups(db: Kysely<GatewayDatabase>, audit: AuditFn) {
+  async function get(id: number) {
+    const g = await db.selectFrom('groups').select(['id', 'name']).where('id', '=', id).executeTakeFirst();
+    if (!g) throw errors.notFound('No group with this id.');
+    return g;
+  }
+
+  async function list(limit: number, offset: number) {
+    const { n } = await db
+      .selectFrom('groups')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    const results = await db
+      .selectFrom('groups')
+      .select(['id', 'name'])
+      .orderBy('name')
+      .limit(limit)
+      .offset(offset)
+      .execute();
+    return { count: Number(n), results };
+  }
+
+  async function create(actor: Principal, name: string) {
+    try {
+      const g = await db
+        .insertInto('groups')
+        .values({ name })
+        .returning(['id', 'name'])
+        .executeTakeFirstOrThrow();
+      await audit(actor, 'group.created', { type: 'group', id: g.id }, { name });
+      return g;
+    } catch (err) {
+      if (isUniqueViolation(err))
+        throw errors.validation({ name: ['A group with that name already exists.'] });
+      throw err;
+    }
+  }
+
+  async function rename(actor: Principal, id: number, name: string) {
+    await get(id);
+    try {
+      await db.updateTable('groups').set({ name }).where('id', '=', id).execute();
+    } catch (err) {
+      if (isUniqueViolation(err))
+        throw errors.validation({ name: ['A group with that name already exists.'] });
+      throw err;
+    }
+    await audit(actor, 'group.updated', { type: 'group', id }, { name });
+    return get(id);
+  }
+
+  async function remove(actor: Principal, id: number) {
+    const g = await get(id);
+    await db.deleteFrom('groups').where('id', '=', id).execute();
+    await audit(actor, 'group.deleted', { type: 'group', id }, { name: g.name });
+  }
+
+  return { get, list, create, rename, remove };
+}
+
+export type Groups = ReturnType<typeof createGroups>;

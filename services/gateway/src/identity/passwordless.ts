@@ -1,0 +1,72 @@
+import type { Logger } from '@switchboard/kit';
+import type { Kysely } from 'kysely';
+import { sql } from 'kysely';
+import type { GatewayDatabase } from './db.ts';
+import type { Mailer } from './mailer.ts';
+import type { FailureLimiter } from './rate-limit.ts';
+import type { Tokens } from './tokens.ts';
+
+export interface PasswordlessDeps {
+  db: Kysely<GatewayDatabase>;
+  tokens: Tokens;
+  mailer: Mailer;
+  limiter: FailureLimiter;
+  log: Logger;
+  /** Front-end page that takes `?refresh_token=` and converts it. */
+  loginUrl: string;
+  serviceName: string;
+  linkTtlSeconds: number;
+  maxMailsPerAddress: number;
+}
+
+/**
+ * Starts a password-less login. The caller always gets the same answer, whether or not the
+ * address belongs to a user, and the mail leaves after the response, so neither the body nor
+ * the timing reveals accounts.
+ */
+export type Passwordless = ReturnType<typeof createPasswordless>;
+
+export function createPasswordless(deps: PasswordlessDeps) {
+  async function deliver(email: string): Promise<void> {
+    const key = `mail:${email.toLowerCase()}`;
+    try {
+      await deps.limiter.assertAllowed([{ key, max: deps.maxMailsPerAddress }]);
+    } catch {
+      deps.log.warn('password-less mail limit reached for an address');
+      return;
+    }
+    const user = await deps.db
+      .selectFrom('users')
+      .select(['id', 'username'])
+      .where(sql<string>`lower(email)`, '=', email.toLowerCase())
+      .where('is_active', '=', true)
+      .where('role', '<>', 'configurator')
+      .orderBy('id')
+      .executeTakeFirst();
+    await deps.limiter.record([key]);
+    if (!user) return;
+    const refreshToken = await deps.tokens.issueRefreshToken(user.id, 'passwordless');
+    const link = new URL(deps.loginUrl);
+    link.searchParams.set('refresh_token', refreshToken);
+    const minutes = Math.round(deps.linkTtlSeconds / 60);
+    await deps.mailer.send({
+      to: email,
+      subject: `Your ${deps.serviceName} login link`,
+      text: [
+        `Hello ${user.username},`,
+        '',
+        `open this link to sign in to ${deps.serviceName}. It works once and expires in ${minutes} minutes:`,
+        '',
+        link.toString(),
+        '',
+        'If you did not ask for it, ignore this mail.',
+      ].join('\n'),
+    });
+  }
+
+  return {
+    start(email: string): void {
+      void deliver(email).catch((err: unknown) => deps.log.error({ err }, 'password-less mail failed'));
+    },
+  };
+}

@@ -1,0 +1,84 @@
+import { ChatAccessSchema, RoleSchema } from '@switchboard/proto';
+import { z } from 'zod';
+
+export const GroupOut = z.object({ id: z.number().int(), name: z.string() }).meta({ id: 'Group' });
+
+export const PermissionsOut = z.object({
+  can_use_tags: z.boolean(),
+  can_read_chats: ChatAccessSchema,
+  can_write_to_chats: ChatAccessSchema,
+});
+
+export const UserOut = z
+  .object({
+    id: z.number().int(),
+    username: z.string(),
+    first_name: z.string(),
+    last_name: z.string(),
+    email: z.string(),
+    profile: z.object({ role: RoleSchema, is_available: z.boolean() }),
+    groups: z.array(GroupOut),
+    permissions: PermissionsOut,
+    assigned_wa_ids: z.array(z.string()),
+    is_active: z.boolean(),
+  })
+  .meta({
+    id: 'User',
+    description:
+      'Roles: `admin` (manages the instance), `user` (agent), `configurator` (service account created with the ' +
+      'instance: admin rights except messaging, no seat). Chat permissions: `all`, `assigned` (chats assigned to ' +
+      'the user, to one of their groups, or listed in `assigned_wa_ids`) or `none`.',
+  });
+export type UserOut = z.infer<typeof UserOut>;
+
+const Username = z
+  .string()
+  .trim()
+  .min(1)
+  .max(150)
+  .regex(/^[\w.@+-]+$/, 'Letters, digits and @/./+/-/_ only.');
+const WaId = z.string().regex(/^\d{6,20}$/, 'A wa_id is the number in international format, digits only.');
+
+export const UserCreate = z.object({
+  username: Username,
+  password: z.string().optional().describe('Optional: a user without a password signs in password-less.'),
+  email: z.union([z.email(), z.literal('')]).optional(),
+  first_name: z.string().max(150).optional(),
+  last_name: z.string().max(150).optional(),
+  profile: z
+    .object({
+      role: z
+        .enum(['admin', 'user'])
+        .optional()
+        .describe('`configurator` is created with the instance only.'),
+      is_available: z.boolean().optional(),
+    })
+    .optional(),
+  groups: z.array(z.number().int().positive()).optional().describe('Group ids.'),
+  permissions: PermissionsOut.partial().optional(),
+  assigned_wa_ids: z.array(WaId).optional(),
+});
+export type UserCreate = z.infer<typeof UserCreate>;
+
+export const UserUpdate = UserCreate.partial().extend({
+  is_active: z.boolean().optional().describe('`true` re-activates a deleted user (takes a seat again).'),
+});
+export type UserUpdate = z.infer<typeof UserUpdate>;
+
+export const GroupIn = z.object({ name: z.string().trim().min(1).max(150) });
+
+export const Pagination = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+
+export function page<T extends z.ZodType>(item: T) {
+  return z.object({
+    count: z.number().int(),
+    next: z.string().nullable(),
+    previous: z.string().nullable(),
+    results: z.array(item),
+  });
+}
+
+export const IdParam = z.object({ id: z.coerce.number().int().positive() });

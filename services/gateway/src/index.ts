@@ -1,0 +1,1 @@
+export { gatewayMigrations } from './migrations/index.ts';

@@ -1,0 +1,51 @@
+import { AppError, type HttpServer, pageLinks } from '@switchboard/kit';
+import { AuditEntrySchema, auditList, type Bus, BusRequestError } from '@switchboard/proto';
+import { z } from 'zod';
+import type { Guards } from '../identity/authenticate.ts';
+import { Pagination, page } from '../identity/schemas.ts';
+
+const AuditLogOut = AuditEntrySchema.extend({ at: z.number().describe('Epoch milliseconds.') }).meta({
+  id: 'AuditLog',
+});
+
+export function registerAuditLogRoutes(
+  app: HttpServer,
+  deps: { bus: Bus; guards: Guards; publicUrl: string },
+): void {
+  app.get(
+    '/api/v1/audit_logs/',
+    {
+      preHandler: deps.guards.requireRole('admin', 'configurator'),
+      schema: {
+        tags: ['event log'],
+        summary: 'Event log',
+        description:
+          'Chats assigned, resolved and reopened, users and groups changed…, newest first. ' +
+          'Filter by `target_type`, `target_id`, `action`.',
+        security: [{ token: [] }],
+        querystring: Pagination.extend({
+          target_type: AuditEntrySchema.shape.target_type.optional(),
+          target_id: z.string().optional(),
+          action: z.string().optional(),
+        }),
+        response: { 200: page(AuditLogOut) },
+      },
+    },
+    async (req) => {
+      const { limit, offset, target_type, target_id, action } = req.query;
+      try {
+        const { count, results } = await deps.bus.request(auditList, {
+          limit,
+          offset,
+          ...(target_type && { target_type }),
+          ...(target_id && { target_id }),
+          ...(action && { action }),
+        });
+        return { count, ...pageLinks(req.url, deps.publicUrl, count, limit, offset), results };
+      } catch (err) {
+        if (err instanceof BusRequestError) throw new AppError(err.status, err.code, err.message);
+        throw new AppError(503, 'service_unavailable', 'The event log is not available right now.');
+      }
+    },
+  );
+}

@@ -1,0 +1,199 @@
+import { AppError, InboxErrorSchema as ErrorOut, errors, type HttpServer } from '@switchboard/kit';
+import type { FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { Kysely } from 'kysely';
+import { sql } from 'kysely';
+import { z } from 'zod';
+import { type Guards, principalOf } from '../identity/authenticate.ts';
+import type { GatewayDatabase } from '../identity/db.ts';
+import type { Passwordless } from '../identity/passwordless.ts';
+import { verifyPassword } from '../identity/passwords.ts';
+import type { FailureLimiter } from '../identity/rate-limit.ts';
+import { IdParam } from '../identity/schemas.ts';
+import type { Tokens } from '../identity/tokens.ts';
+import type { Users } from '../identity/users.ts';
+
+export interface AuthRouteDeps {
+  db: Kysely<GatewayDatabase>;
+  tokens: Tokens;
+  users: Users;
+  guards: Guards;
+  limiter: FailureLimiter;
+  passwordless: Passwordless;
+  limits: { perUsername: number; perAddress: number };
+}
+
+const TokenOut = z.object({ token: z.string() });
+const ConvertOut = z.object({
+  token: z.string(),
+  refresh_token: z
+    .string()
+    .optional()
+    .describe('The replacement refresh token, when the used one was reset.'),
+});
+const ConvertIn = z.object({
+  refresh_token: z.string().min(1),
+  keep_refresh_token: z.boolean().default(false),
+});
+
+const SUCCESSOR = '/api/v1/auth/refresh_token/convert/';
+
+export async function registerAuthRoutes(app: HttpServer, deps: AuthRouteDeps): Promise<void> {
+  const { tokens, guards, limiter } = deps;
+
+  await app.register(async (plugin) => {
+    const scope = plugin.withTypeProvider<ZodTypeProvider>();
+    // `auth/token/` also takes HTML-form posts, as DRF's obtain-token view does.
+    scope.addContentTypeParser(
+      'application/x-www-form-urlencoded',
+      { parseAs: 'string' },
+      (_req, body, done) => {
+        done(
+          null,
+          Object.fromEntries(new URLSearchParams(typeof body === 'string' ? body : body.toString('utf8'))),
+        );
+      },
+    );
+
+    scope.post(
+      '/api/v1/auth/token/',
+      {
+        schema: {
+          tags: ['auth'],
+          summary: 'Get Auth Token',
+          description:
+            'Exchanges username and password for the user’s Auth Token. A token is created only when the user has ' +
+            'none; otherwise the existing one is returned. JSON or form-encoded. Repeated failures for one username ' +
+            'or one client address answer 429 with Retry-After.',
+          body: z.object({ username: z.string().min(1).max(150), password: z.string().min(1).max(256) }),
+          response: { 200: TokenOut, 400: ErrorOut, 429: ErrorOut },
+        },
+      },
+      async (req) => {
+        const { username, password } = req.body;
+        const userKey = `user:${username.toLowerCase()}`;
+        const ipKey = `ip:${req.ip}`;
+        await limiter.assertAllowed([
+          { key: userKey, max: deps.limits.perUsername },
+          { key: ipKey, max: deps.limits.perAddress },
+        ]);
+        const user = await deps.db
+          .selectFrom('users')
+          .select(['id', 'password_hash', 'is_active', 'role'])
+          .where(sql<string>`lower(username)`, '=', username.toLowerCase())
+          .executeTakeFirst();
+        const ok = await verifyPassword(password, user?.password_hash ?? null);
+        if (!user || !ok || !user.is_active) {
+          await limiter.record([userKey, ipKey]);
+          throw new AppError(400, 'invalid_credentials', 'Unable to log in with provided credentials.');
+        }
+        await limiter.clear(userKey);
+        return { token: await tokens.authTokenFor(user.id) };
+      },
+    );
+  });
+
+  app.post(
+    '/api/v1/auth/logout/',
+    {
+      preHandler: guards.requireUser,
+      schema: {
+        tags: ['auth'],
+        summary: 'Log out',
+        description: 'Deletes the caller’s Auth Token; the next Get Auth Token creates a new one.',
+        security: [{ token: [] }],
+        response: { 204: z.null() },
+      },
+    },
+    async (req, reply) => {
+      await tokens.revokeAuthToken(principalOf(req).user_id);
+      return reply.status(204).send(null);
+    },
+  );
+
+  const convert = async (refreshToken: string, keep: boolean) =>
+    tokens.convertRefreshToken(refreshToken, keep);
+
+  app.post(
+    '/api/v1/auth/refresh_token/convert/',
+    {
+      schema: {
+        tags: ['auth'],
+        summary: 'convertRefreshToken',
+        description:
+          'Exchanges a Refresh Token for the user’s Auth Token. The refresh token is reset (a new one is returned ' +
+          'as `refresh_token`, the used one stops working) unless `keep_refresh_token` is true. Password-less login ' +
+          'links work once. Not available to the configurator.',
+        body: ConvertIn,
+        response: { 200: ConvertOut, 401: ErrorOut, 403: ErrorOut },
+      },
+    },
+    async (req) => convert(req.body.refresh_token, req.body.keep_refresh_token),
+  );
+
+  app.post(
+    '/api/v1/auth/id_token/convert/',
+    {
+      schema: {
+        tags: ['auth'],
+        summary: 'convertIdToken (deprecated)',
+        description: `Deprecated: behaves like ${SUCCESSOR} with \`id_token\` holding a Refresh Token, and will be removed.`,
+        deprecated: true,
+        body: z.object({ id_token: z.string().min(1), keep_refresh_token: z.boolean().default(false) }),
+        response: { 200: ConvertOut, 401: ErrorOut, 403: ErrorOut },
+      },
+      onSend: async (_req, reply, payload) => {
+        reply.header('deprecation', 'true');
+        reply.header('link', `<${SUCCESSOR}>; rel="successor-version"`);
+        return payload;
+      },
+    },
+    async (req) => convert(req.body.id_token, req.body.keep_refresh_token),
+  );
+
+  app.post(
+    '/api/v1/auth/passwordless/',
+    {
+      schema: {
+        tags: ['auth'],
+        summary: 'Start a password-less login',
+        description:
+          'Always 202. When the address belongs to a user, a one-time login link carrying a refresh token is mailed.',
+        body: z.object({ email: z.email() }),
+        response: { 202: z.object({ detail: z.string() }) },
+      },
+    },
+    async (req, reply) => {
+      deps.passwordless.start(req.body.email);
+      return reply
+        .status(202)
+        .send({ detail: 'If the address belongs to a user, a login link is on its way.' });
+    },
+  );
+
+  app.post(
+    '/api/v1/users/:id/refresh_token/',
+    {
+      preHandler: guards.requireRole('admin', 'configurator'),
+      schema: {
+        tags: ['users'],
+        summary: 'retrieveRefreshToken',
+        description: 'Issues a new refresh token for that user (admins and the configurator).',
+        security: [{ token: [] }],
+        params: IdParam,
+        response: { 200: z.object({ refresh_token: z.string() }) },
+      },
+    },
+    async (req: FastifyRequest<{ Params: z.infer<typeof IdParam> }>) => {
+      const target = await deps.users.get(req.params.id);
+      if (!target.is_active) throw errors.notFound('No active user with this id.');
+      if (target.profile.role === 'configurator') {
+        throw errors.forbidden(
+          'configurator_not_allowed',
+          'The configurator user cannot sign in with a refresh token.',
+        );
+      }
+      return { refresh_token: await tokens.issueRefreshToken(target.id, 'refresh') };
+    },
+  );
+}

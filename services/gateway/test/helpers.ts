@@ -1,0 +1,77 @@
+import { connectNats, createDb, createLogger, type NatsConnection, pingDb, pingNats } from '@switchboard/kit';
+import { freshDatabase, type TestDatabase, testNatsUrl, uniqueInstanceId } from '@switchboard/kit/testing';
+import { type Bus, createBus, instanceId } from '@switchboard/proto';
+import type { Kysely } from 'kysely';
+import { buildApp, type Gateway } from '../src/app.ts';
+import { loadConfig } from '../src/config.ts';
+import { ensureAdmin } from '../src/identity/bootstrap.ts';
+import type { GatewayDatabase } from '../src/identity/db.ts';
+import { createMailer } from '../src/identity/mailer.ts';
+
+export const ADMIN = { username: 'admin@example.com', password: 'correct horse battery' };
+
+export interface TestGateway extends Gateway {
+  db: Kysely<GatewayDatabase>;
+  bus: Bus;
+  nc: NatsConnection;
+  databaseUrl: string;
+  close(): Promise<void>;
+}
+
+/** A gateway on a fresh database and its own NATS namespace, with the first admin created. */
+export async function startTestGateway(env: Record<string, string> = {}): Promise<TestGateway> {
+  const testDb: TestDatabase = await freshDatabase('gw');
+  const log = createLogger('gateway-test', 'silent');
+  const db = createDb<GatewayDatabase>({ url: testDb.url, applicationName: 'gateway-test' });
+  const nc = await connectNats(testNatsUrl(), 'gateway-test');
+  const bus = await createBus(nc, instanceId(uniqueInstanceId()));
+  await bus.ensureStreams();
+  const config = loadConfig({ DATABASE_URL: testDb.url, INBOX_SECRET_KEY: 'test-secret-'.repeat(4), ...env });
+  const mailer = createMailer(config.SMTP_URL, config.MAIL_FROM, log);
+  const gw = await buildApp({
+    log,
+    bus,
+    db,
+    config,
+    mailer,
+    health: { database: () => pingDb(db), nats: () => pingNats(nc) },
+  });
+  await ensureAdmin(
+    db,
+    gw.users,
+    {
+      adminUsername: undefined,
+      adminEmail: ADMIN.username,
+      adminPassword: ADMIN.password,
+      configuratorUsername: undefined,
+    },
+    log,
+  );
+  await gw.app.ready();
+  return {
+    ...gw,
+    db,
+    bus,
+    nc,
+    databaseUrl: testDb.url,
+    async close() {
+      await gw.app.close();
+      mailer.close();
+      await nc.drain();
+      await db.destroy();
+      await testDb.drop();
+    },
+  };
+}
+
+export async function login(gw: Gateway, username: string, password: string): Promise<string> {
+  const res = await gw.app.inject({
+    method: 'POST',
+    url: '/api/v1/auth/token/',
+    payload: { username, password },
+  });
+  if (res.statusCode !== 200) throw new Error(`login failed: ${res.statusCode} ${res.body}`);
+  return res.json().token;
+}
+
+export const auth = (token: string) => ({ authorization: `Token ${token}` });
