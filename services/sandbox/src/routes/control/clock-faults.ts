@@ -1,0 +1,151 @@
+import type { HttpServer } from '@switchboard/kit';
+import { numberNowSeconds, type SandboxState } from '../../state/store.ts';
+import { CloudApiErrorBodySchema } from '../../wire.ts';
+import { controlNumber } from '../network-auth.ts';
+import {
+  ClockSchema,
+  ClockSetSchema,
+  DeliveryListSchema,
+  DeliveryQuerySchema,
+  FaultListSchema,
+  FaultRequestSchema,
+  NumberSelectorQuery,
+} from './schemas.ts';
+import { deliveryView } from './views.ts';
+
+const errors = { 400: CloudApiErrorBodySchema, 401: CloudApiErrorBodySchema };
+
+export function registerClockAndFaultRoutes(app: HttpServer, deps: { state: SandboxState }): void {
+  const { state } = deps;
+
+  app.get(
+    '/sandbox/clock',
+    {
+      schema: {
+        tags: ['sandbox control'],
+        summary: 'Read the number’s clock',
+        querystring: NumberSelectorQuery,
+        response: { 200: ClockSchema, ...errors },
+      },
+    },
+    async (req) => {
+      const number = controlNumber(state, req, req.query.phone_number_id);
+      return {
+        now: numberNowSeconds(state, number),
+        offset_seconds: Math.round(number.clockOffsetMs / 1000),
+      };
+    },
+  );
+
+  app.put(
+    '/sandbox/clock',
+    {
+      schema: {
+        tags: ['sandbox control'],
+        summary: 'Shift the number’s clock',
+        description:
+          'Every time the number uses (windows, status and media timestamps) moves by `offset_seconds`, so a window ' +
+          'can expire without waiting.',
+        querystring: NumberSelectorQuery,
+        body: ClockSetSchema,
+        response: { 200: ClockSchema, ...errors },
+      },
+    },
+    async (req) => {
+      const number = controlNumber(state, req, req.query.phone_number_id);
+      number.clockOffsetMs = req.body.offset_seconds * 1000;
+      return { now: numberNowSeconds(state, number), offset_seconds: req.body.offset_seconds };
+    },
+  );
+
+  app.post(
+    '/sandbox/faults',
+    {
+      schema: {
+        tags: ['sandbox control'],
+        summary: 'Fail the next Cloud API calls',
+        description:
+          'The next `count` Cloud API calls of the number answer `status` (429 with code 130429, 500 with 131000, ' +
+          '502/503 with 2), with `Retry-After` when `retry_after_seconds` is given. Control calls are not affected.',
+        querystring: NumberSelectorQuery,
+        body: FaultRequestSchema,
+        response: { 200: FaultListSchema, ...errors },
+      },
+    },
+    async (req) => {
+      const number = controlNumber(state, req, req.query.phone_number_id);
+      number.faults.push({
+        status: req.body.status,
+        remaining: req.body.count,
+        retryAfterSeconds: req.body.retry_after_seconds,
+      });
+      return faultList(number.faults);
+    },
+  );
+
+  app.get(
+    '/sandbox/faults',
+    {
+      schema: {
+        tags: ['sandbox control'],
+        summary: 'Pending injected faults',
+        querystring: NumberSelectorQuery,
+        response: { 200: FaultListSchema, ...errors },
+      },
+    },
+    async (req) => faultList(controlNumber(state, req, req.query.phone_number_id).faults),
+  );
+
+  app.delete(
+    '/sandbox/faults',
+    {
+      schema: {
+        tags: ['sandbox control'],
+        summary: 'Clear injected faults',
+        querystring: NumberSelectorQuery,
+        response: { 200: FaultListSchema, ...errors },
+      },
+    },
+    async (req) => {
+      const number = controlNumber(state, req, req.query.phone_number_id);
+      number.faults.splice(0);
+      return faultList(number.faults);
+    },
+  );
+
+  app.get(
+    '/sandbox/webhook-deliveries',
+    {
+      schema: {
+        tags: ['sandbox control'],
+        summary: 'Webhook deliveries and their attempts',
+        description: 'Newest last. Filter by a wamid the body is about, or by state.',
+        querystring: NumberSelectorQuery.extend(DeliveryQuerySchema.shape),
+        response: { 200: DeliveryListSchema, ...errors },
+      },
+    },
+    async (req) => {
+      const number = controlNumber(state, req, req.query.phone_number_id);
+      const { wamid, state: wanted } = req.query;
+      const deliveries = number.deliveries
+        .filter(
+          (d) =>
+            (wamid === undefined || d.refs.includes(wamid)) && (wanted === undefined || d.state === wanted),
+        )
+        .map(deliveryView);
+      return { deliveries };
+    },
+  );
+}
+
+function faultList(
+  faults: ReadonlyArray<{ status: number; remaining: number; retryAfterSeconds: number | undefined }>,
+) {
+  return {
+    faults: faults.map((f) => ({
+      status: f.status,
+      remaining: f.remaining,
+      retry_after_seconds: f.retryAfterSeconds ?? null,
+    })),
+  };
+}

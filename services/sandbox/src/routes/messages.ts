@@ -1,0 +1,32 @@
+import type { HttpServer } from '@switchboard/kit';
+import type { OutboundEngine } from '../engine/outbound.ts';
+import type { SandboxState } from '../state/store.ts';
+import { OutboundMessageSchema, SendMessageResponseSchema } from '../wire.ts';
+import { networkAuth, numberOf } from './network-auth.ts';
+import { networkErrorResponses, networkSecurity } from './schemas.ts';
+
+export function registerMessageRoutes(
+  app: HttpServer,
+  deps: { state: SandboxState; outbound: OutboundEngine },
+): void {
+  app.post(
+    '/messages',
+    {
+      preValidation: networkAuth(deps.state),
+      schema: {
+        tags: ['messages'],
+        summary: 'Send a message',
+        description:
+          'Any outbound type: text, image, audio, video, document, sticker (by `link` or uploaded `id`), location, ' +
+          'contacts, interactive, reaction, template. Free-form messages need the customer service window ' +
+          '(24 h after the customer’s last message, 72 h from an ad referral), else 400 with code 131047; templates ' +
+          'are checked against `GET /v1/configs/templates` (132001 unknown, 132000 wrong parameter count). ' +
+          'Accepted messages then produce `sent`/`delivered`/`read` (or `failed`) status webhooks.',
+        security: networkSecurity,
+        body: OutboundMessageSchema,
+        response: { 200: SendMessageResponseSchema, ...networkErrorResponses },
+      },
+    },
+    async (req) => deps.outbound.accept(numberOf(req), req.body),
+  );
+}

@@ -1,0 +1,62 @@
+import type { FastifyRequest } from 'fastify';
+import { failures, NetworkFailure } from '../domain/failure.ts';
+import { faultFailure, takeFault } from '../domain/faults.ts';
+import type { BusinessNumber } from '../state/model.ts';
+import type { SandboxState } from '../state/store.ts';
+import { API_KEY_HEADER, NetworkErrorCode } from '../wire.ts';
+
+const resolved = new WeakMap<FastifyRequest, BusinessNumber>();
+
+function apiKeyOf(req: FastifyRequest): string | undefined {
+  const v = req.headers[API_KEY_HEADER.toLowerCase()];
+  return typeof v === 'string' && v.length > 0 ? v : undefined;
+}
+
+/**
+ * The `preValidation` hook of every Cloud API route: the key picks the business number (401
+ * otherwise, before the body is looked at), then any injected fault answers instead.
+ */
+export function networkAuth(state: SandboxState) {
+  return async (req: FastifyRequest): Promise<void> => {
+    const key = apiKeyOf(req);
+    const number = key === undefined ? undefined : state.byApiKey(key);
+    if (!number) throw failures.unauthorized();
+    const fault = takeFault(number.faults);
+    if (fault) throw faultFailure(fault);
+    resolved.set(req, number);
+  };
+}
+
+/** The number `networkAuth` resolved for this request. */
+export function numberOf(req: FastifyRequest): BusinessNumber {
+  const number = resolved.get(req);
+  if (!number) throw failures.unauthorized();
+  return number;
+}
+
+/**
+ * Control calls act on one number: the one owning the `D360-API-KEY` when given, else
+ * `?phone_number_id=`, else the seed number.
+ */
+export function controlNumber(
+  state: SandboxState,
+  req: FastifyRequest,
+  phoneNumberId: string | undefined,
+): BusinessNumber {
+  const key = apiKeyOf(req);
+  if (key !== undefined) {
+    const byKey = state.byApiKey(key);
+    if (!byKey) throw failures.unauthorized();
+    return byKey;
+  }
+  if (phoneNumberId !== undefined) {
+    const byId = state.byId(phoneNumberId);
+    if (!byId) throw failures.notFound(phoneNumberId);
+    return byId;
+  }
+  if (state.seed) return state.seed;
+  throw new NetworkFailure(
+    NetworkErrorCode.requiredParameterMissing,
+    'Name the number with D360-API-KEY or ?phone_number_id=; this sandbox has no seed number.',
+  );
+}

@@ -1,0 +1,39 @@
+import type { HttpServer } from '@switchboard/kit';
+import type { SandboxState } from '../state/store.ts';
+import { TemplateListQuerySchema, TemplateListSchema } from '../wire.ts';
+import { networkAuth, numberOf } from './network-auth.ts';
+import { networkErrorResponses, networkSecurity } from './schemas.ts';
+
+export function registerTemplateRoutes(app: HttpServer, deps: { state: SandboxState }): void {
+  app.get(
+    '/v1/configs/templates',
+    {
+      preValidation: networkAuth(deps.state),
+      schema: {
+        tags: ['templates'],
+        summary: 'List templates',
+        description:
+          'The WhatsApp Business Account’s templates with status, category and components (`{{1}}` placeholders). ' +
+          'Template sends are checked against this list.',
+        security: networkSecurity,
+        querystring: TemplateListQuerySchema,
+        response: { 200: TemplateListSchema, ...networkErrorResponses },
+      },
+    },
+    async (req) => {
+      const all = numberOf(req).templates;
+      const limit = req.query.limit ?? 1000;
+      const offset = req.query.offset ?? 0;
+      const page = all.slice(offset, offset + limit);
+      return {
+        count: page.length,
+        filters: {},
+        limit,
+        offset,
+        sort: ['business_templates.name'],
+        total: all.length,
+        waba_templates: page,
+      };
+    },
+  );
+}

@@ -1,0 +1,48 @@
+import type { HttpServer } from '@switchboard/kit';
+import type { SandboxState } from '../state/store.ts';
+import { SetWebhookRequestSchema, WebhookConfigSchema } from '../wire.ts';
+import { networkAuth, numberOf } from './network-auth.ts';
+import { networkErrorResponses, networkSecurity } from './schemas.ts';
+
+export function registerWebhookConfigRoutes(app: HttpServer, deps: { state: SandboxState }): void {
+  const auth = networkAuth(deps.state);
+
+  app.post(
+    '/v1/configs/webhook',
+    {
+      preValidation: auth,
+      schema: {
+        tags: ['webhook'],
+        summary: 'Set the webhook URL',
+        description:
+          'The number’s single webhook. Every message and status is POSTed there with `X-Hub-Signature-256`, ' +
+          'retried with backoff until it answers 200.',
+        security: networkSecurity,
+        body: SetWebhookRequestSchema,
+        response: { 200: WebhookConfigSchema, ...networkErrorResponses },
+      },
+    },
+    async (req) => {
+      const number = numberOf(req);
+      number.webhook = { url: req.body.url, headers: req.body.headers ?? {} };
+      return { url: req.body.url, ...(req.body.headers ? { headers: req.body.headers } : {}) };
+    },
+  );
+
+  app.get(
+    '/v1/configs/webhook',
+    {
+      preValidation: auth,
+      schema: {
+        tags: ['webhook'],
+        summary: 'Read the webhook URL',
+        security: networkSecurity,
+        response: { 200: WebhookConfigSchema, ...networkErrorResponses },
+      },
+    },
+    async (req) => {
+      const hook = numberOf(req).webhook;
+      return hook ? { url: hook.url, headers: hook.headers } : { url: '' };
+    },
+  );
+}

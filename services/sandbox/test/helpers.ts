@@ -1,0 +1,206 @@
+import { createHmac } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { z } from 'zod';
+import { type SandboxHandle, sandboxSettings, startSandbox } from '../src/index.ts';
+import {
+  createNetworkClient,
+  type InboundMessage,
+  type MessageStatus,
+  type MessagesWebhookBody,
+  MessagesWebhookBodySchema,
+  type NetworkClient,
+  type NetworkClientOptions,
+} from '../src/wire.ts';
+
+export interface ReceivedWebhook {
+  readonly raw: string;
+  readonly body: MessagesWebhookBody;
+  readonly signature: string | undefined;
+  readonly headers: IncomingHttpHeaders;
+}
+
+export interface WebhookReceiver {
+  readonly url: string;
+  readonly received: ReceivedWebhook[];
+  /** Bodies that broke the Cloud API schema; a test fails when this is not empty. */
+  readonly invalid: Array<{ raw: string; error: string }>;
+  /** Status answered to the n-th request (0-based); 200 by default. */
+  respond: (n: number) => number;
+  messages(): InboundMessage[];
+  statuses(wamid: string): MessageStatus[];
+  close(): Promise<void>;
+}
+
+async function listen(server: Server): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  if (!address || typeof address === 'string') throw new Error('not listening on TCP');
+  return `http://127.0.0.1:${address.port}`;
+}
+
+function closeServer(server: Server): Promise<void> {
+  server.closeAllConnections();
+  return new Promise((resolve) => server.close(() => resolve()));
+}
+
+/** A real webhook receiver on loopback, as the inbox gateway would be. */
+export async function startWebhookReceiver(): Promise<WebhookReceiver> {
+  const received: ReceivedWebhook[] = [];
+  const invalid: Array<{ raw: string; error: string }> = [];
+  let count = 0;
+  const receiver: WebhookReceiver = {
+    url: '',
+    received,
+    invalid,
+    respond: () => 200,
+    messages: () =>
+      received.flatMap((r) => r.body.entry.flatMap((e) => e.changes.flatMap((c) => c.value.messages ?? []))),
+    statuses: (wamid) =>
+      received.flatMap((r) =>
+        r.body.entry.flatMap((e) =>
+          e.changes.flatMap((c) => (c.value.statuses ?? []).filter((s) => s.id === wamid)),
+        ),
+      ),
+    close: async () => undefined,
+  };
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const status = receiver.respond(count++);
+      const raw = Buffer.concat(chunks).toString('utf8');
+      if (status === 200) {
+        let json: unknown;
+        try {
+          json = JSON.parse(raw);
+        } catch {
+          json = undefined;
+        }
+        const parsed = MessagesWebhookBodySchema.safeParse(json);
+        if (parsed.success) {
+          const sig = req.headers['x-hub-signature-256'];
+          received.push({
+            raw,
+            body: parsed.data,
+            signature: typeof sig === 'string' ? sig : undefined,
+            headers: req.headers,
+          });
+        } else {
+          invalid.push({ raw, error: parsed.error.message });
+        }
+      }
+      res.writeHead(status, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  const url = await listen(server);
+  return Object.assign(receiver, { url: `${url}/webhook`, close: () => closeServer(server) });
+}
+
+/** Independent of the sandbox's own signing code: HMAC-SHA256 of the raw body, hex. */
+export function expectedSignature(secret: string, raw: string): string {
+  return `sha256=${createHmac('sha256', secret).update(raw, 'utf8').digest('hex')}`;
+}
+
+export interface FileServer {
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+/** Hosts media the business links to; unknown paths answer 404. */
+export async function startFileServer(
+  files: Record<string, { type: string; data: Buffer }>,
+): Promise<FileServer> {
+  const server = createServer((req, res) => {
+    const file = files[req.url ?? ''];
+    if (!file) {
+      res.writeHead(404).end('not found');
+      return;
+    }
+    res
+      .writeHead(200, { 'content-type': file.type, 'content-length': String(file.data.length) })
+      .end(file.data);
+  });
+  const url = await listen(server);
+  return { url, close: () => closeServer(server) };
+}
+
+/** A sandbox whose statuses and retries take milliseconds, with deterministic randomness. */
+export async function startFastSandbox(): Promise<SandboxHandle> {
+  return startSandbox({
+    settings: sandboxSettings({
+      behaviour: {
+        statusDelaysMs: { sent: 5, delivered: 10, read: 10 },
+        readWithoutDeliveredRate: 0,
+        duplicateStatusRate: 0,
+      },
+      webhookRetryScheduleMs: [20, 40, 80, 160, 320],
+      webhookTimeoutMs: 2_000,
+      mediaLinkTimeoutMs: 2_000,
+    }),
+    random: () => 0.5,
+  });
+}
+
+export function seedOf(sb: SandboxHandle) {
+  if (!sb.seed) throw new Error('the sandbox has no seed number');
+  return sb.seed;
+}
+
+export function clientFor(sb: SandboxHandle, extra: Partial<NetworkClientOptions> = {}): NetworkClient {
+  return createNetworkClient({
+    baseUrl: sb.url,
+    apiKey: seedOf(sb).apiKey,
+    retries: 3,
+    minRetryDelayMs: 10,
+    maxRetryDelayMs: 2_000,
+    timeoutMs: 5_000,
+    ...extra,
+  });
+}
+
+export interface JsonResponse {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly json: unknown;
+}
+
+/** A raw HTTP call, for control routes and for requests the typed client refuses to build. */
+export async function call(
+  sb: SandboxHandle,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<JsonResponse> {
+  const res = await fetch(`${sb.url}${path}`, {
+    method,
+    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+    ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, json: text ? JSON.parse(text) : undefined };
+}
+
+/** Points the seed number's webhook at the receiver, through the Cloud API route the inbox uses. */
+export async function connectWebhook(client: NetworkClient, receiver: WebhookReceiver): Promise<void> {
+  await client.setWebhook({ url: receiver.url });
+}
+
+/** A customer writes to the seed number (through the control API); answers the wamid. */
+export async function customerSays(
+  sb: SandboxHandle,
+  waId: string,
+  body: Record<string, unknown>,
+): Promise<string> {
+  const res = await call(sb, 'POST', `/sandbox/customers/${waId}/messages`, body);
+  if (res.status !== 200)
+    throw new Error(`customer message failed: ${res.status} ${JSON.stringify(res.json)}`);
+  return z.object({ id: z.string() }).parse(res.json).id;
+}
+
+let waIdCounter = 0;
+/** A customer number no other test in the file uses. */
+export function newCustomer(): string {
+  waIdCounter += 1;
+  return `49151${String(Date.now() % 1_000_000).padStart(6, '0')}${String(waIdCounter).padStart(3, '0')}`;
+}
