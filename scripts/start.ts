@@ -51,6 +51,7 @@ async function ensureDatabase(adminUrl: string, name: string): Promise<string> {
 const LocalSecrets = z.object({
   inbox_secret_key: z.string().min(32),
   admin: z.object({ username: z.string(), password: z.string() }),
+  sandbox: z.object({ api_key: z.string(), webhook_secret: z.string() }),
 });
 type LocalSecrets = z.infer<typeof LocalSecrets>;
 
@@ -62,6 +63,10 @@ async function localSecrets(): Promise<LocalSecrets> {
   const fresh: LocalSecrets = {
     inbox_secret_key: randomBytes(32).toString('base64url'),
     admin: { username: 'admin', password: randomBytes(12).toString('base64url') },
+    sandbox: {
+      api_key: `sbx_${randomBytes(18).toString('base64url')}`,
+      webhook_secret: `sbxs_${randomBytes(18).toString('base64url')}`,
+    },
   };
   await writeFile(file, `${JSON.stringify(fresh, null, 2)}\n`, { mode: 0o600 });
   return fresh;
@@ -117,12 +122,58 @@ async function main(): Promise<void> {
     });
     cleanups.push(() => smtp.close());
 
+    // The network: the sandbox unless NETWORK_BASE_URL and NETWORK_API_KEY point at the provider.
+    const realNetwork = process.env.NETWORK_BASE_URL && process.env.NETWORK_API_KEY;
+    const sandboxPort = await freePort();
+    const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
+    const phoneNumber = process.env.WABA_PHONE_NUMBER ?? '15550001234';
+    const network = realNetwork
+      ? {
+          NETWORK_BASE_URL: process.env.NETWORK_BASE_URL ?? '',
+          NETWORK_API_KEY: process.env.NETWORK_API_KEY ?? '',
+          WABA_PHONE_NUMBER: phoneNumber,
+          ...(process.env.WABA_WEBHOOK_SECRET && { WABA_WEBHOOK_SECRET: process.env.WABA_WEBHOOK_SECRET }),
+        }
+      : {
+          NETWORK_BASE_URL: sandboxUrl,
+          NETWORK_API_KEY: secrets.sandbox.api_key,
+          WABA_PHONE_NUMBER: phoneNumber,
+          WABA_WEBHOOK_SECRET: secrets.sandbox.webhook_secret,
+        };
+    if (!realNetwork) {
+      services.push(
+        supervise(
+          {
+            name: 'sandbox',
+            entry: join(repoRoot, 'services/sandbox/src/main.ts'),
+            env: {
+              PORT: String(sandboxPort),
+              SANDBOX_PUBLIC_URL: sandboxUrl,
+              SANDBOX_SEED_DISPLAY_PHONE_NUMBER: phoneNumber,
+              SANDBOX_SEED_API_KEY: secrets.sandbox.api_key,
+              SANDBOX_SEED_WEBHOOK_SECRET: secrets.sandbox.webhook_secret,
+              // The inbox follows the spec: a template opens a new care window.
+              SANDBOX_TEMPLATE_OPENS_WINDOW: 'true',
+            },
+          },
+          color,
+        ),
+      );
+      await waitFor(async () => (await fetch(`${sandboxUrl}/sandbox/health`)).ok, 30_000, 'the sandbox');
+    }
+
     const wanted = Number(process.env.INBOX_PORT ?? 8000);
     const inboxPort = (await portIsFree(wanted)) ? wanted : await freePort();
     if (inboxPort !== wanted) say(`port ${wanted} is taken; the inbox uses ${inboxPort}`);
     const inboxUrl = `http://127.0.0.1:${inboxPort}`;
     const instanceId = process.env.INSTANCE_ID ?? 'local';
-    const common = { DATABASE_URL: databaseUrl, NATS_URL: natsUrl, INSTANCE_ID: instanceId };
+    const common = {
+      DATABASE_URL: databaseUrl,
+      NATS_URL: natsUrl,
+      INSTANCE_ID: instanceId,
+      PUBLIC_URL: inboxUrl,
+      ...network,
+    };
 
     services.push(
       supervise(
@@ -132,7 +183,6 @@ async function main(): Promise<void> {
           env: {
             ...common,
             PORT: String(inboxPort),
-            PUBLIC_URL: inboxUrl,
             INBOX_SECRET_KEY: secrets.inbox_secret_key,
             INBOX_ADMIN_USERNAME: secrets.admin.username,
             INBOX_ADMIN_PASSWORD: secrets.admin.password,
@@ -154,6 +204,9 @@ async function main(): Promise<void> {
       database_url: databaseUrl,
       nats_url: natsUrl,
       smtp_url: smtp.url,
+      ...(!realNetwork && {
+        sandbox: { url: sandboxUrl, phone_number: phoneNumber, api_key: secrets.sandbox.api_key },
+      }),
     };
     await writeFile(join(home, 'local.json'), `${JSON.stringify(local, null, 2)}\n`, { mode: 0o600 });
     say('');
@@ -163,6 +216,7 @@ async function main(): Promise<void> {
     say(`  health       ${inboxUrl}/api/v1/status/health/`);
     say(`  admin        ${secrets.admin.username} / ${secrets.admin.password}  (initial password)`);
     say(`  mail         ${smtp.url} (mails are printed here and kept in ${mailDir})`);
+    if (!realNetwork) say(`  sandbox      ${sandboxUrl}/sandbox/docs  (the network; number ${phoneNumber})`);
     say(`  database     ${databaseUrl}`);
     say(`  nats         ${natsUrl}`);
     say(`  details in   ${join(home, 'local.json')}`);

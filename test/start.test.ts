@@ -11,6 +11,7 @@ const LocalJson = z.object({
   inbox: z.object({ url: z.url(), admin: z.object({ username: z.string(), password: z.string() }) }),
   database_url: z.string(),
   nats_url: z.string(),
+  sandbox: z.object({ url: z.url(), phone_number: z.string(), api_key: z.string() }),
 });
 
 let home: string;
@@ -31,7 +32,7 @@ async function startProduct(port: number): Promise<z.infer<typeof LocalJson>> {
       LocalJson.safeParse(JSON.parse(await readFile(join(home, 'local.json'), 'utf8').catch(() => 'null')))
         .success,
     60_000,
-    `local.json (${child.output()})`,
+    () => `local.json (${child.output()})`,
   );
   return LocalJson.parse(JSON.parse(await readFile(join(home, 'local.json'), 'utf8')));
 }
@@ -54,20 +55,27 @@ describe('npm start', () => {
     const port = await freePort();
 
     const first = await startProduct(port);
+    // The local network is the sandbox, and chats registered the inbox's webhook with it.
+    await waitFor(
+      async () =>
+        JSON.stringify(await (await fetch(`${first.sandbox.url}/sandbox/numbers`)).json()).includes(
+          `${first.inbox.url}/api/v1/waba/webhook/`,
+        ),
+      20_000,
+      'webhook registration',
+    );
     expect(first.inbox.url).toBe(`http://127.0.0.1:${port}`);
     const health = await fetch(`${first.inbox.url}/api/v1/status/health/`);
     expect(health.status).toBe(200);
     expect(await health.json()).toEqual({ status: 'ok' });
 
-    const posted = await fetch(`${first.inbox.url}/api/v1/waba/webhook/`, {
+    // A customer writes through the local network (the sandbox), which posts the signed webhook.
+    const posted = await fetch(`${first.sandbox.url}/sandbox/customers/491711111111/messages`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        object: 'whatsapp_business_account',
-        entry: [{ id: 'start-test', changes: [] }],
-      }),
+      body: JSON.stringify({ type: 'text', text: { body: 'hello from the start test' } }),
     });
-    expect(posted.status).toBe(200);
+    expect(posted.status).toBeLessThan(300);
     await waitFor(async () => (await storedWebhooks(first.database_url)) === 1, 20_000, 'webhook stored');
 
     // The printed admin credentials work.
@@ -89,7 +97,7 @@ describe('npm start', () => {
     const me = await fetch(`${second.inbox.url}/api/v1/users/me/`, {
       headers: { authorization: `Token ${adminToken}` },
     });
-    expect(me.status).toBe(200);
+    expect(me.status, await me.clone().text()).toBe(200);
     expect(await current?.stop('SIGINT', 30_000)).toBe(0);
     current = undefined;
   });

@@ -28,10 +28,14 @@ describe('distributed trace', () => {
       INSTANCE_ID: uniqueInstanceId('trace'),
       OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint,
       OTEL_BSP_SCHEDULE_DELAY: '100',
+      // Nothing is sent in this test; chats needs a network to be configured all the same.
+      NETWORK_BASE_URL: 'http://127.0.0.1:9',
+      NETWORK_API_KEY: 'unused',
     };
     const gateway = spawnService(join(repoRoot, 'services/gateway/src/main.ts'), {
       ...env,
       PORT: String(port),
+      INBOX_SECRET_KEY: 'trace-test-secret-key-0123456789abcdef',
     });
     const chats = spawnService(join(repoRoot, 'services/chats/src/main.ts'), env);
     running.push(gateway, chats);
@@ -39,7 +43,7 @@ describe('distributed trace', () => {
     await waitFor(
       async () => (await fetch(`${base}/api/v1/status/health/`)).status === 200,
       30_000,
-      `gateway health (${gateway.output()})`,
+      () => `gateway health (${gateway.output()})`,
     );
 
     const res = await fetch(`${base}/api/v1/waba/webhook/`, {
@@ -50,18 +54,23 @@ describe('distributed trace', () => {
     expect(res.status).toBe(200);
 
     await waitFor(
-      async () => otlp.spans.some((s) => s.service === 'switchboard-chats' && s.name.startsWith('process ')),
+      async () =>
+        otlp.spans.some((s) => s.service === 'switchboard-chats' && s.name.endsWith('.waba.inbound')),
       20_000,
-      `consumer span from chats (${chats.output()})`,
+      () => `consumer span from chats (${chats.output()})`,
     );
-    const server = otlp.spans.find((s) => s.service === 'switchboard-gateway' && s.kind === 2);
+    const inbound = `sb.${env.INSTANCE_ID}.waba.inbound`;
     const producer = otlp.spans.find(
-      (s) => s.service === 'switchboard-gateway' && s.name.startsWith('send '),
+      (s) => s.service === 'switchboard-gateway' && s.name === `send ${inbound}`,
     );
     const consumer = otlp.spans.find(
-      (s) => s.service === 'switchboard-chats' && s.name.startsWith('process '),
+      (s) => s.service === 'switchboard-chats' && s.name === `process ${inbound}`,
     );
-    expect(server, 'HTTP server span of the gateway').toBeDefined();
+    const server = otlp.spans.find((s) => s.spanId === producer?.parentSpanId);
+    expect(server, 'HTTP server span of the gateway').toMatchObject({
+      service: 'switchboard-gateway',
+      kind: 2,
+    });
     expect(producer).toBeDefined();
     expect(consumer).toBeDefined();
     // One trace: HTTP server span → publish span (gateway) → consume span (chats).

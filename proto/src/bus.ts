@@ -30,6 +30,7 @@ const decoder = new TextDecoder();
 export const ERROR_HEADER = 'Nats-Service-Error';
 export const ERROR_CODE_HEADER = 'Nats-Service-Error-Code';
 const ERROR_STABLE_CODE_HEADER = 'Switchboard-Error-Code';
+const ERROR_DETAILS_HEADER = 'Switchboard-Error-Details';
 
 /** What a stream handler decides; returning nothing acknowledges. */
 export type Disposition =
@@ -102,6 +103,16 @@ function decodeJson(data: Uint8Array): { ok: true; value: unknown } | { ok: fals
     return { ok: true, value: JSON.parse(decoder.decode(data)) };
   } catch (error) {
     return { ok: false, error: error instanceof Error ? error : new Error(String(error)) };
+  }
+}
+
+function parseDetails(raw: string | undefined): Record<string, unknown> | undefined {
+  if (!raw) return undefined;
+  try {
+    const v: unknown = JSON.parse(raw);
+    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
   }
 }
 
@@ -307,7 +318,13 @@ export async function createBus(nc: NatsConnection, instance: InstanceId): Promi
         if (errorText) {
           const status = Number(reply.headers?.get(ERROR_CODE_HEADER) ?? 500);
           const code = reply.headers?.get(ERROR_STABLE_CODE_HEADER) || 'service_error';
-          throw new BusRequestError(c.name, code, status, errorText);
+          throw new BusRequestError(
+            c.name,
+            code,
+            status,
+            errorText,
+            parseDetails(reply.headers?.get(ERROR_DETAILS_HEADER)),
+          );
         }
         const decoded = decodeJson(reply.data);
         if (!decoded.ok) throw new BusRequestError(c.name, 'bad_reply', 502, 'reply is not JSON');
@@ -333,11 +350,13 @@ export async function createBus(nc: NatsConnection, instance: InstanceId): Promi
       code: string,
       status: number,
       text: string,
+      details?: Record<string, unknown>,
     ) => {
       const h = natsHeaders();
       h.set(ERROR_HEADER, text.replace(/[\r\n]+/g, ' ').slice(0, 500));
       h.set(ERROR_CODE_HEADER, String(status));
       h.set(ERROR_STABLE_CODE_HEADER, code);
+      if (details) h.set(ERROR_DETAILS_HEADER, JSON.stringify(details));
       respond(new Uint8Array(), h);
     };
     return nc.subscribe(subject, {
@@ -368,7 +387,7 @@ export async function createBus(nc: NatsConnection, instance: InstanceId): Promi
             } catch (e) {
               span.recordException(e as Error);
               span.setStatus({ code: SpanStatusCode.ERROR });
-              if (e instanceof RpcError) fail(respond, e.code, e.status, e.message);
+              if (e instanceof RpcError) fail(respond, e.code, e.status, e.message, e.details);
               else fail(respond, 'internal_error', 500, 'the service failed to handle the request');
             } finally {
               span.end();

@@ -31,12 +31,20 @@ export class BusRequestError extends Error {
   readonly contract: string;
   readonly code: string;
   readonly status: number;
+  readonly details: Record<string, unknown> | undefined;
 
-  constructor(contract: string, code: string, status: number, message: string) {
+  constructor(
+    contract: string,
+    code: string,
+    status: number,
+    message: string,
+    details?: Record<string, unknown>,
+  ) {
     super(message);
     this.contract = contract;
     this.code = code;
     this.status = status;
+    this.details = details;
   }
 }
 
@@ -48,10 +56,13 @@ export class RpcError extends Error {
   override readonly name = 'RpcError';
   readonly code: string;
   readonly status: number;
+  /** Extra fields for the caller's error body (e.g. the window expiry of a 453). */
+  readonly details: Record<string, unknown> | undefined;
 
-  constructor(code: string, status: number, message: string) {
+  constructor(code: string, status: number, message: string, details?: Record<string, unknown>) {
     super(message);
     this.code = code;
     this.status = status;
+    this.details = details;
   }
 }

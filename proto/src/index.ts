@@ -6,6 +6,8 @@ export * from './events.ts';
 export * from './identity.ts';
 export * from './instance.ts';
 export * from './messages.ts';
+export * from './messaging.ts';
+export * from './network/index.ts';
 export * from './principal.ts';
 export * from './streams.ts';
 export * from './subjects.ts';

@@ -27,7 +27,9 @@ export const consumers = {
   chatsInbound: defineConsumer({
     durable: 'chats-inbound',
     message: wabaWebhookReceived,
-    ackWaitSeconds: 30,
+    // Storing one body takes milliseconds; a short ack wait brings a crashed worker's
+    // in-flight bodies back quickly.
+    ackWaitSeconds: 10,
     maxAckPending: 64,
     maxDeliver: 20,
   }),

@@ -14,12 +14,20 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** Polls `check` until it returns true or the deadline passes. */
-export async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+/** Polls `check` until it returns true or the deadline passes; `what` is evaluated only on timeout. */
+export async function waitFor(
+  check: () => Promise<boolean>,
+  timeoutMs: number,
+  what: string | (() => string),
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await check().catch(() => false)) return;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    if (Date.now() > deadline) {
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${typeof what === 'function' ? what() : what}`,
+      );
+    }
     await new Promise((r) => setTimeout(r, 50));
   }
 }

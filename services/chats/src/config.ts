@@ -1,5 +1,5 @@
 import { logLevel, parseEnv } from '@switchboard/kit';
-import { InstanceIdSchema } from '@switchboard/proto';
+import { InstanceIdSchema, PROVIDER_BASE_URL } from '@switchboard/proto';
 import { z } from 'zod';
 
 export const ChatsConfigSchema = z.object({
@@ -7,6 +7,17 @@ export const ChatsConfigSchema = z.object({
   NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
   INSTANCE_ID: InstanceIdSchema.default('local'),
   LOG_LEVEL: logLevel,
+  /** The provider's Cloud API (or the sandbox): same client, different base URL and key. */
+  NETWORK_BASE_URL: z.url().default(PROVIDER_BASE_URL),
+  NETWORK_API_KEY: z.string().min(1),
+  /** The business number this instance serves (shown by `whatsapp_accounts/`). */
+  WABA_PHONE_NUMBER: z
+    .string()
+    .regex(/^\d{5,20}$/)
+    .default('0'),
+  /** Public base URL of the inbox; when set, its webhook URL is registered with the network at start. */
+  PUBLIC_URL: z.url().optional(),
+  TEMPLATE_CACHE_SECONDS: z.coerce.number().int().positive().default(300),
 });
 
 export type ChatsConfig = z.infer<typeof ChatsConfigSchema>;

@@ -20,7 +20,60 @@ export interface AuditLogsTable {
   at: ColumnType<Date, Date, never>;
 }
 
+export interface PersonsTable {
+  wa_id: string;
+  profile_name: string;
+  first_seen_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface ChatsTable {
+  wa_id: string;
+  last_message_at: Generated<number>;
+  last_customer_message_at: number | null;
+  customer_window_expires_at: number | null;
+  network_window_expires_at: number | null;
+  business_window_expires_at: number | null;
+  resolved: Generated<boolean>;
+  assigned_to_user: number | null;
+  assigned_group: number | null;
+  created_at: Generated<Date>;
+}
+
+export interface MessagesTable {
+  id: string;
+  wamid: string | null;
+  wa_id: string;
+  from_us: boolean;
+  received: Generated<boolean>;
+  type: string;
+  waba_payload: ColumnType<unknown, string | null, string | null>;
+  sender_user_id: number | null;
+  timestamp: number;
+  send_state: 'queued' | 'sent' | 'failed' | null;
+  idempotency_key: string | null;
+  created_at: Generated<Date>;
+}
+
+export interface MessageStatusesTable {
+  wamid: string;
+  status: string;
+  timestamp: number;
+  errors: ColumnType<unknown, string | null, string | null>;
+}
+
+export interface ReadMarksTable {
+  user_id: number;
+  wa_id: string;
+  read_until: number;
+}
+
 export interface ChatsDatabase {
   network_webhooks: NetworkWebhooksTable;
   audit_logs: AuditLogsTable;
+  persons: PersonsTable;
+  chats: ChatsTable;
+  messages: MessagesTable;
+  message_statuses: MessageStatusesTable;
+  read_marks: ReadMarksTable;
 }

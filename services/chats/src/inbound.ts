@@ -1,21 +1,52 @@
+import { createHash, randomUUID } from 'node:crypto';
 import type { Logger } from '@switchboard/kit';
-import { type Bus, type Consumption, consumers } from '@switchboard/proto';
+import {
+  auditRecorded,
+  type Bus,
+  type Consumption,
+  consumers,
+  type NetworkEvent,
+  networkEvent,
+} from '@switchboard/proto';
 import type { Kysely } from 'kysely';
 import type { ChatsDatabase } from './db.ts';
+import { type ParsedBody, parseNetworkBody } from './domain/network-body.ts';
+import { ingestNetworkBody } from './store/ingest.ts';
+
+function eventOf(body: string, parsed: ParsedBody | null, receivedAt: number): NetworkEvent {
+  const kinds: NetworkEvent['kinds'] = [];
+  if (parsed?.messages.length) kinds.push('message');
+  if (parsed?.statuses.length) kinds.push('status');
+  if (!kinds.length) kinds.push('other');
+  const waIds = new Set<string>();
+  for (const c of parsed?.contacts ?? []) waIds.add(c.wa_id);
+  for (const m of parsed?.messages ?? []) waIds.add(m.from);
+  for (const s of parsed?.statuses ?? []) waIds.add(s.recipient);
+  return {
+    // The same body always makes the same event: redeliveries fan out once.
+    event_id: createHash('sha256').update(body).digest('hex'),
+    kinds,
+    wa_ids: [...waIds],
+    received_at: receivedAt,
+    body,
+  };
+}
 
 /**
- * Consumes the instance's inbound stream and stores each network webhook body once.
- * The stream sequence makes the insert idempotent, so a redelivery after a crash is harmless.
+ * Consumes the instance's inbound stream: keeps the body as received, folds its messages and
+ * statuses into persons, chats and messages, then hands the body to the fan-out. Every step
+ * is idempotent, so a redelivery after a crash at any point converges on the same state.
  */
 export async function startInboundConsumer(deps: {
   bus: Bus;
   db: Kysely<ChatsDatabase>;
   log: Logger;
 }): Promise<Consumption> {
-  return deps.bus.consume(
+  const { bus, db, log } = deps;
+  return bus.consume(
     consumers.chatsInbound,
     async (msg, ctx) => {
-      await deps.db
+      await db
         .insertInto('network_webhooks')
         .values({
           stream_seq: ctx.seq,
@@ -25,9 +56,34 @@ export async function startInboundConsumer(deps: {
         })
         .onConflict((oc) => oc.column('stream_seq').doNothing())
         .execute();
-      ctx.span.setAttribute('switchboard.stream_seq', ctx.seq);
+      const parsed = parseNetworkBody(msg.body);
+      if (parsed) {
+        const result = await ingestNetworkBody(db, parsed);
+        ctx.span.setAttribute('switchboard.messages_stored', result.storedMessages);
+        ctx.span.setAttribute('switchboard.statuses_stored', result.storedStatuses);
+        for (const waId of result.reopened) {
+          const id = randomUUID();
+          await bus.publish(
+            auditRecorded,
+            {
+              id,
+              action: 'chat.reopened',
+              actor: null,
+              target_type: 'chat',
+              target_id: waId,
+              details: { reason: 'customer_message' },
+              at: Date.now(),
+            },
+            { idempotencyKey: id },
+          );
+        }
+      } else {
+        log.warn({ seq: ctx.seq }, 'network webhook is not a messages body; kept and forwarded as is');
+      }
+      const event = eventOf(msg.body, parsed, msg.received_at);
+      await bus.publish(networkEvent, event, { idempotencyKey: event.event_id });
       return undefined;
     },
-    { onError: (err, at) => deps.log.error({ err, ...at }, 'inbound webhook not processed') },
+    { onError: (err, at) => log.error({ err, ...at }, 'inbound webhook not processed') },
   );
 }

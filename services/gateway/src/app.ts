@@ -22,6 +22,7 @@ import { registerAuditLogRoutes } from './routes/audit-logs.ts';
 import { registerAuthRoutes } from './routes/auth.ts';
 import { registerGroupRoutes } from './routes/groups.ts';
 import { type HealthChecks, registerHealthRoutes } from './routes/health.ts';
+import { registerMessagingRoutes } from './routes/messaging.ts';
 import { registerUserRoutes } from './routes/users.ts';
 import { registerWabaWebhookRoutes } from './routes/waba-webhook.ts';
 
@@ -111,5 +112,6 @@ export async function buildApp(deps: GatewayDeps): Promise<Gateway> {
   });
   registerGroupRoutes(app, { groups, guards, publicUrl: config.PUBLIC_URL });
   registerAuditLogRoutes(app, { bus, guards, publicUrl: config.PUBLIC_URL });
+  registerMessagingRoutes(app, { bus, guards, users, groups, publicUrl: config.PUBLIC_URL });
   return { app, users, tokens, guards };
 }

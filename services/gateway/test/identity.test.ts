@@ -356,9 +356,27 @@ describe('refresh tokens and the configurator', () => {
     });
     expect(refresh.statusCode).toBe(403);
     expect(refresh.json().code).toBe('configurator_not_allowed');
-    // Messaging guard (the same one every chat and message path uses).
-    const principal = await gw.tokens.principalForToken(token);
-    expect(principal?.role).toBe('configurator');
+    for (const [method, url] of [
+      ['GET', '/api/v1/chats/'],
+      ['GET', '/api/v1/messages/?wa_id=491700000001'],
+      ['POST', '/api/v1/mark_as_received/'],
+    ] as const) {
+      const res = await gw.app.inject({
+        method,
+        url,
+        headers: auth(token),
+        ...(method === 'POST' && { payload: {} }),
+      });
+      expect(res.statusCode).toBe(403);
+      expect(res.json().code).toBe('configurator_not_allowed');
+    }
+    const send = await gw.app.inject({
+      method: 'POST',
+      url: '/api/v1/messages/',
+      headers: auth(token),
+      payload: { wa_id: '491700000001', type: 'text', text: { body: 'hi' } },
+    });
+    expect(send.statusCode).toBe(403);
   });
 });
 

@@ -14,11 +14,11 @@ const TOKEN_HEADER = /^Token\s+([A-Za-z0-9_-]{20,128})\s*$/;
 export interface Guards {
   /** Resolves `Authorization: Token <t>` once per request; 401 when missing or wrong. */
   authenticate(req: FastifyRequest): Promise<Principal>;
-  /** preHandler: any authenticated user. */
+  /** onRequest hook: any authenticated user (runs before body validation, so 401/403 come first). */
   requireUser(req: FastifyRequest, reply: FastifyReply): Promise<void>;
-  /** preHandler factory: only these roles (403 otherwise). */
+  /** onRequest hook factory: only these roles (403 otherwise). */
   requireRole(...roles: Role[]): (req: FastifyRequest, reply: FastifyReply) => Promise<void>;
-  /** preHandler: messaging paths (reading and sending messages and chats); the configurator gets 403. */
+  /** onRequest hook: messaging paths (reading and sending messages and chats); the configurator gets 403. */
   requireMessagingUser(req: FastifyRequest, reply: FastifyReply): Promise<void>;
 }
 

@@ -38,6 +38,9 @@ export async function ensureAdmin(
   } catch (err) {
     // Two gateways starting at once: the other one created it.
     if (err instanceof AppError && err.code === 'validation_error' && err.fields?.username) return;
+    if (err instanceof AppError && err.fields?.password) {
+      throw new Error(`INBOX_ADMIN_PASSWORD is not accepted: ${err.fields.password.join(' ')}`);
+    }
     throw err;
   }
   if (generated) log.warn({ username, password }, 'created the first admin user; change this password');

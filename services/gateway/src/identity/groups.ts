@@ -65,7 +65,14 @@ export function createGroups(db: Kysely<GatewayDatabase>, audit: AuditFn) {
     await audit(actor, 'group.deleted', { type: 'group', id }, { name: g.name });
   }
 
-  return { get, list, create, rename, remove };
+  async function byIds(ids: readonly number[]): Promise<Map<number, { id: number; name: string }>> {
+    const unique = [...new Set(ids)];
+    if (!unique.length) return new Map();
+    const rows = await db.selectFrom('groups').select(['id', 'name']).where('id', 'in', unique).execute();
+    return new Map(rows.map((g) => [g.id, g]));
+  }
+
+  return { get, list, create, rename, remove, byIds };
 }
 
 export type Groups = ReturnType<typeof createGroups>;

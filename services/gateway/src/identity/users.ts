@@ -277,7 +277,19 @@ export function createUsers(deps: UsersDeps) {
     await update(actor, id, { is_active: false });
   }
 
-  return { get, list, create, update, deactivate };
+  /** Users by id for expanding references (message senders, assignees); unknown ids are skipped. */
+  async function byIds(ids: readonly number[]): Promise<Map<number, UserOut>> {
+    const unique = [...new Set(ids)];
+    if (!unique.length) return new Map();
+    const rows = await db.selectFrom('users').selectAll().where('id', 'in', unique).execute();
+    const groups = await groupsOf(
+      db,
+      rows.map((r) => r.id),
+    );
+    return new Map(rows.map((r) => [r.id, toUserOut(r, groups.get(r.id) ?? [])]));
+  }
+
+  return { get, list, create, update, deactivate, byIds };
 }
 
 export type Users = ReturnType<typeof createUsers>;

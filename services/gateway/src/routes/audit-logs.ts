@@ -15,7 +15,7 @@ export function registerAuditLogRoutes(
   app.get(
     '/api/v1/audit_logs/',
     {
-      preHandler: deps.guards.requireRole('admin', 'configurator'),
+      onRequest: deps.guards.requireRole('admin', 'configurator'),
       schema: {
         tags: ['event log'],
         summary: 'Event log',

@@ -96,7 +96,7 @@ export async function registerAuthRoutes(app: HttpServer, deps: AuthRouteDeps): 
   app.post(
     '/api/v1/auth/logout/',
     {
-      preHandler: guards.requireUser,
+      onRequest: guards.requireUser,
       schema: {
         tags: ['auth'],
         summary: 'Log out',
@@ -174,7 +174,7 @@ export async function registerAuthRoutes(app: HttpServer, deps: AuthRouteDeps): 
   app.post(
     '/api/v1/users/:id/refresh_token/',
     {
-      preHandler: guards.requireRole('admin', 'configurator'),
+      onRequest: guards.requireRole('admin', 'configurator'),
       schema: {
         tags: ['users'],
         summary: 'retrieveRefreshToken',

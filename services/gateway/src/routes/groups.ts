@@ -17,7 +17,7 @@ export function registerGroupRoutes(
   app.get(
     '/api/v1/groups/',
     {
-      preHandler: admin,
+      onRequest: admin,
       schema: {
         tags,
         security,
@@ -35,7 +35,7 @@ export function registerGroupRoutes(
   app.post(
     '/api/v1/groups/',
     {
-      preHandler: admin,
+      onRequest: admin,
       schema: { tags, security, summary: 'Create a group', body: GroupIn, response: { 201: GroupOut } },
     },
     async (req, reply) => reply.status(201).send(await groups.create(principalOf(req), req.body.name)),
@@ -43,7 +43,7 @@ export function registerGroupRoutes(
   app.get(
     '/api/v1/groups/:id/',
     {
-      preHandler: admin,
+      onRequest: admin,
       schema: { tags, security, summary: 'Get a group', params: IdParam, response: { 200: GroupOut } },
     },
     async (req) => groups.get(req.params.id),
@@ -51,7 +51,7 @@ export function registerGroupRoutes(
   app.patch(
     '/api/v1/groups/:id/',
     {
-      preHandler: admin,
+      onRequest: admin,
       schema: {
         tags,
         security,
@@ -66,7 +66,7 @@ export function registerGroupRoutes(
   app.delete(
     '/api/v1/groups/:id/',
     {
-      preHandler: admin,
+      onRequest: admin,
       schema: { tags, security, summary: 'Delete a group', params: IdParam, response: { 204: z.null() } },
     },
     async (req, reply) => {

@@ -21,7 +21,7 @@ export function registerUserRoutes(app: HttpServer, deps: UserRouteDeps): void {
   app.get(
     '/api/v1/users/me/',
     {
-      preHandler: guards.requireUser,
+      onRequest: guards.requireUser,
       schema: { tags, security, summary: 'Current user', response: { 200: UserOut } },
     },
     async (req) => users.get(principalOf(req).user_id),
@@ -30,7 +30,7 @@ export function registerUserRoutes(app: HttpServer, deps: UserRouteDeps): void {
   app.patch(
     '/api/v1/users/me/availability/',
     {
-      preHandler: guards.requireUser,
+      onRequest: guards.requireUser,
       schema: {
         tags,
         security,
@@ -50,7 +50,7 @@ export function registerUserRoutes(app: HttpServer, deps: UserRouteDeps): void {
   app.get(
     '/api/v1/users/',
     {
-      preHandler: admin,
+      onRequest: admin,
       schema: {
         tags,
         security,
@@ -69,7 +69,7 @@ export function registerUserRoutes(app: HttpServer, deps: UserRouteDeps): void {
   app.post(
     '/api/v1/users/',
     {
-      preHandler: admin,
+      onRequest: admin,
       schema: {
         tags,
         security,
@@ -86,7 +86,7 @@ export function registerUserRoutes(app: HttpServer, deps: UserRouteDeps): void {
   app.get(
     '/api/v1/users/:id/',
     {
-      preHandler: admin,
+      onRequest: admin,
       schema: { tags, security, summary: 'Get a user', params: IdParam, response: { 200: UserOut } },
     },
     async (req) => users.get(req.params.id),
@@ -95,7 +95,7 @@ export function registerUserRoutes(app: HttpServer, deps: UserRouteDeps): void {
   app.patch(
     '/api/v1/users/:id/',
     {
-      preHandler: admin,
+      onRequest: admin,
       schema: {
         tags,
         security,
@@ -112,7 +112,7 @@ export function registerUserRoutes(app: HttpServer, deps: UserRouteDeps): void {
   app.delete(
     '/api/v1/users/:id/',
     {
-      preHandler: admin,
+      onRequest: admin,
       schema: {
         tags,
         security,

@@ -1,0 +1,247 @@
+import { z } from 'zod';
+import { defineConsumer, defineRpc, defineStream } from './contracts.ts';
+import { WaIdSchema } from './network/common.ts';
+import {
+  ContactCardSchema,
+  OutboundAudioSchema,
+  OutboundDocumentSchema,
+  OutboundImageSchema,
+  OutboundInteractiveSchema,
+  OutboundLocationSchema,
+  OutboundReactionSchema,
+  OutboundStickerSchema,
+  OutboundTemplateSchema,
+  OutboundTextSchema,
+  OutboundVideoSchema,
+} from './network/outbound.ts';
+import { PrincipalSchema } from './principal.ts';
+import { subjects } from './subjects.ts';
+
+// ---- the send request of the inbox API: the network's message types, addressed by wa_id ----
+
+const envelope = {
+  wa_id: WaIdSchema,
+  /** Reply to an earlier message (its wamid). */
+  context: z.strictObject({ message_id: z.string().min(1) }).optional(),
+};
+
+export const SendMessageRequestSchema = z
+  .discriminatedUnion('type', [
+    z.strictObject({ ...envelope, type: z.literal('text'), text: OutboundTextSchema }),
+    z.strictObject({ ...envelope, type: z.literal('image'), image: OutboundImageSchema }),
+    z.strictObject({ ...envelope, type: z.literal('audio'), audio: OutboundAudioSchema }),
+    z.strictObject({ ...envelope, type: z.literal('video'), video: OutboundVideoSchema }),
+    z.strictObject({ ...envelope, type: z.literal('document'), document: OutboundDocumentSchema }),
+    z.strictObject({ ...envelope, type: z.literal('sticker'), sticker: OutboundStickerSchema }),
+    z.strictObject({ ...envelope, type: z.literal('location'), location: OutboundLocationSchema }),
+    z.strictObject({ ...envelope, type: z.literal('contacts'), contacts: z.array(ContactCardSchema).min(1) }),
+    z.strictObject({ ...envelope, type: z.literal('interactive'), interactive: OutboundInteractiveSchema }),
+    z.strictObject({ ...envelope, type: z.literal('reaction'), reaction: OutboundReactionSchema }),
+    z.strictObject({ ...envelope, type: z.literal('template'), template: OutboundTemplateSchema }),
+  ])
+  .meta({
+    id: 'SendMessage',
+    description:
+      'Any message type the network sends, addressed by `wa_id`. Everything but `template` is free-form and needs ' +
+      'an open customer care window (else HTTP 453).',
+  });
+export type SendMessageRequest = z.infer<typeof SendMessageRequestSchema>;
+
+// ---- resources as chats returns them (user references by id; the gateway expands them) ----
+
+export const WabaStatusesSchema = z.object({
+  sent: z.number().int().optional(),
+  delivered: z.number().int().optional(),
+  read: z.number().int().optional(),
+  failed: z.object({ timestamp: z.number().int(), errors: z.array(z.unknown()) }).optional(),
+});
+export type WabaStatuses = z.infer<typeof WabaStatusesSchema>;
+
+export const ContactSchema = z
+  .object({
+    wa_id: z.string(),
+    waba_payload: z.object({ profile: z.object({ name: z.string() }), wa_id: z.string() }),
+    initials: z.string(),
+    last_message_timestamp: z.number().int().nullable(),
+    resolved: z.boolean(),
+    messaging_window_expires_at: z.number().int().nullable(),
+  })
+  .meta({ id: 'Contact' });
+export type Contact = z.infer<typeof ContactSchema>;
+
+export const MessageRecordSchema = z.object({
+  id: z.string(),
+  wamid: z.string().nullable(),
+  type: z.string(),
+  waba_payload: z.unknown(),
+  waba_statuses: WabaStatusesSchema,
+  contact: ContactSchema,
+  from_us: z.boolean(),
+  received: z.boolean(),
+  sender_user_id: z.number().int().nullable(),
+  timestamp: z.number().int(),
+  customer_wa_id: z.string(),
+  tags: z.array(z.unknown()),
+  chat_tags: z.array(z.unknown()),
+});
+export type MessageRecord = z.infer<typeof MessageRecordSchema>;
+
+export const ChatRecordSchema = z.object({
+  wa_id: z.string(),
+  contact: ContactSchema,
+  new_messages: z.number().int(),
+  last_message: MessageRecordSchema.nullable(),
+  assigned_to_user_id: z.number().int().nullable(),
+  assigned_group_id: z.number().int().nullable(),
+  resolved: z.boolean(),
+  tags: z.array(z.unknown()),
+});
+export type ChatRecord = z.infer<typeof ChatRecordSchema>;
+
+// ---- request/reply served by chats ----
+
+const withPrincipal = <T extends z.ZodRawShape>(shape: T) =>
+  z.object({ principal: PrincipalSchema, ...shape });
+const rpc = (op: string) => (i: Parameters<typeof subjects.rpc>[0]) => subjects.rpc(i, 'chats', op);
+
+export const sendMessage = defineRpc({
+  name: 'chats.messages.send',
+  subject: rpc('send_message'),
+  request: withPrincipal({
+    idempotency_key: z.string().min(1).max(200).optional(),
+    message: SendMessageRequestSchema,
+  }),
+  response: MessageRecordSchema,
+});
+
+export const listMessages = defineRpc({
+  name: 'chats.messages.list',
+  subject: rpc('list_messages'),
+  request: withPrincipal({
+    wa_id: WaIdSchema,
+    before_time: z.number().int().optional(),
+    since_time: z.number().int().optional(),
+    limit: z.number().int().min(1).max(100),
+  }),
+  response: z.object({ results: z.array(MessageRecordSchema) }),
+});
+
+export const getMessage = defineRpc({
+  name: 'chats.messages.get',
+  subject: rpc('get_message'),
+  request: withPrincipal({ id: z.string() }),
+  response: MessageRecordSchema,
+});
+
+export const ChatFiltersSchema = z.object({
+  unread: z.boolean().optional(),
+  resolved: z.boolean().optional(),
+  assigned_to_user: z.number().int().optional(),
+  assigned_group: z.number().int().optional(),
+  search: z.string().max(100).optional(),
+});
+
+export const listChats = defineRpc({
+  name: 'chats.chats.list',
+  subject: rpc('list_chats'),
+  request: withPrincipal({
+    filters: ChatFiltersSchema,
+    limit: z.number().int().min(1).max(100),
+    offset: z.number().int().min(0),
+  }),
+  response: z.object({ count: z.number().int(), results: z.array(ChatRecordSchema) }),
+});
+
+export const getChat = defineRpc({
+  name: 'chats.chats.get',
+  subject: rpc('get_chat'),
+  request: withPrincipal({ wa_id: WaIdSchema }),
+  response: ChatRecordSchema,
+});
+
+export const updateChat = defineRpc({
+  name: 'chats.chats.update',
+  subject: rpc('update_chat'),
+  request: withPrincipal({ wa_id: WaIdSchema, resolved: z.boolean() }),
+  response: ChatRecordSchema,
+});
+
+export const assignChat = defineRpc({
+  name: 'chats.chats.assign',
+  subject: rpc('assign_chat'),
+  request: withPrincipal({
+    wa_id: WaIdSchema,
+    assigned_to_user: z.number().int().nullable().optional(),
+    assigned_group: z.number().int().nullable().optional(),
+  }),
+  response: ChatRecordSchema,
+});
+
+export const markAsReceived = defineRpc({
+  name: 'chats.chats.mark_as_received',
+  subject: rpc('mark_as_received'),
+  request: withPrincipal({ customer_wa_id: WaIdSchema, timestamp: z.number().int().positive() }),
+  response: z.object({
+    customer_wa_id: z.string(),
+    timestamp: z.number().int(),
+    new_messages: z.number().int(),
+  }),
+});
+
+export const PersonSchema = z
+  .object({ wa_id: z.string(), profile_name: z.string(), first_seen_at: z.number().int() })
+  .meta({ id: 'Person' });
+
+export const listPersons = defineRpc({
+  name: 'chats.persons.list',
+  subject: rpc('list_persons'),
+  request: z.object({
+    search: z.string().max(100).optional(),
+    limit: z.number().int(),
+    offset: z.number().int(),
+  }),
+  response: z.object({ count: z.number().int(), results: z.array(PersonSchema) }),
+});
+
+export const listTemplates = defineRpc({
+  name: 'chats.templates.list',
+  subject: rpc('list_templates'),
+  request: z.object({ refresh: z.boolean() }),
+  response: z.object({
+    fetched_at: z.number().int(),
+    templates: z.array(z.looseObject({ name: z.string() })),
+  }),
+});
+
+export const WhatsappAccountSchema = z
+  .object({
+    phone_number: z.string(),
+    provider_base_url: z.string(),
+    webhook_url: z.string().nullable(),
+  })
+  .meta({ id: 'WhatsappAccount' });
+
+export const listWhatsappAccounts = defineRpc({
+  name: 'chats.accounts.list',
+  subject: rpc('list_accounts'),
+  request: z.object({}),
+  response: z.object({ results: z.array(WhatsappAccountSchema) }),
+});
+
+// ---- durable command: deliver a stored message to the network ----
+
+export const deliverMessage = defineStream({
+  name: 'cmd.deliver_message',
+  stream: 'commands',
+  subject: (i) => subjects.command(i, 'deliver_message'),
+  schema: z.object({ message_id: z.uuid() }),
+});
+
+export const deliverMessageConsumer = defineConsumer({
+  durable: 'chats-deliver',
+  message: deliverMessage,
+  ackWaitSeconds: 120,
+  maxAckPending: 32,
+  // A network outage delays delivery for as long as this many attempts last (about 2 days).
+  maxDeliver: 400,
+});

@@ -1,0 +1,333 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger, Subscription } from '@switchboard/kit';
+import {
+  assignChat,
+  auditRecorded,
+  type Bus,
+  canReadChat,
+  getChat,
+  getMessage,
+  listChats,
+  listMessages,
+  listPersons,
+  listTemplates,
+  listWhatsappAccounts,
+  markAsReceived,
+  type NetworkClient,
+  type Principal,
+  RpcError,
+  sendMessage,
+  updateChat,
+} from '@switchboard/proto';
+import { type Kysely, type Selectable, sql } from 'kysely';
+import type { ChatsDatabase, ChatsTable } from './db.ts';
+import { assertMayWrite, createSender } from './send.ts';
+import { chatRecords, messageRecords } from './store/views.ts';
+
+type Db = Kysely<ChatsDatabase>;
+
+export interface RpcDeps {
+  db: Db;
+  bus: Bus;
+  log: Logger;
+  network: NetworkClient;
+  account: { phone_number: string; provider_base_url: string; webhook_url: string | null };
+  templateCacheSeconds: number;
+}
+
+function assertMessagingUser(p: Principal): void {
+  if (p.role === 'configurator') {
+    throw new RpcError(
+      'configurator_not_allowed',
+      403,
+      'The configurator user cannot use messaging endpoints.',
+    );
+  }
+  if (p.permissions.can_read_chats === 'none')
+    throw new RpcError('permission_denied', 403, 'You may not read chats.');
+}
+
+async function readableChat(db: Db, p: Principal, waId: string): Promise<Selectable<ChatsTable>> {
+  assertMessagingUser(p);
+  const chat = await db.selectFrom('chats').selectAll().where('wa_id', '=', waId).executeTakeFirst();
+  // Not readable and not existing look the same: an agent learns nothing about other chats.
+  if (!chat || !canReadChat(p, chat)) throw new RpcError('not_found', 404, 'No chat with this wa_id.');
+  return chat;
+}
+
+export function startRpc(deps: RpcDeps): Subscription[] {
+  const { db, bus, log } = deps;
+  const sender = createSender({ db, bus, log });
+  const queue = { queue: 'chats' };
+
+  const audit = async (
+    p: Principal | null,
+    action: string,
+    waId: string,
+    details: Record<string, unknown>,
+  ) => {
+    const id = randomUUID();
+    await bus.publish(
+      auditRecorded,
+      {
+        id,
+        action,
+        actor: p ? { user_id: p.user_id, username: p.username } : null,
+        target_type: 'chat',
+        target_id: waId,
+        details,
+        at: Date.now(),
+      },
+      { idempotencyKey: id },
+    );
+  };
+
+  let templates: { at: number; list: Array<{ name: string }> } | undefined;
+
+  return [
+    bus.serve(sendMessage, async (r) => sender.send(r.principal, r.message, r.idempotency_key), queue),
+
+    bus.serve(
+      listMessages,
+      async (r) => {
+        const chat = await readableChat(db, r.principal, r.wa_id);
+        let q = db.selectFrom('messages').selectAll().where('wa_id', '=', r.wa_id);
+        if (r.before_time !== undefined) q = q.where('timestamp', '<', r.before_time);
+        if (r.since_time !== undefined) q = q.where('timestamp', '>', r.since_time);
+        const rows = await q
+          .orderBy('timestamp', 'desc')
+          .orderBy('created_at', 'desc')
+          .limit(r.limit)
+          .execute();
+        return { results: await messageRecords(db, rows, new Map([[chat.wa_id, chat]])) };
+      },
+      queue,
+    ),
+
+    bus.serve(
+      getMessage,
+      async (r) => {
+        assertMessagingUser(r.principal);
+        const uuid = /^[0-9a-f-]{36}$/i.test(r.id);
+        const row = await db
+          .selectFrom('messages')
+          .selectAll()
+          .where((eb) =>
+            uuid ? eb.or([eb('id', '=', r.id), eb('wamid', '=', r.id)]) : eb('wamid', '=', r.id),
+          )
+          .executeTakeFirst();
+        if (!row) throw new RpcError('not_found', 404, 'No message with this id.');
+        const chat = await readableChat(db, r.principal, row.wa_id);
+        const [record] = await messageRecords(db, [row], new Map([[chat.wa_id, chat]]));
+        if (!record) throw new RpcError('not_found', 404, 'No message with this id.');
+        return record;
+      },
+      queue,
+    ),
+
+    bus.serve(
+      listChats,
+      async (r) => {
+        const p = r.principal;
+        assertMessagingUser(p);
+        let q = db.selectFrom('chats as c').leftJoin('persons as p', 'p.wa_id', 'c.wa_id');
+        if (p.permissions.can_read_chats === 'assigned') {
+          q = q.where((eb) =>
+            eb.or([
+              eb('c.assigned_to_user', '=', p.user_id),
+              ...(p.group_ids.length ? [eb('c.assigned_group', 'in', p.group_ids)] : []),
+              ...(p.assigned_wa_ids.length ? [eb('c.wa_id', 'in', p.assigned_wa_ids)] : []),
+            ]),
+          );
+        }
+        const f = r.filters;
+        if (f.resolved !== undefined) q = q.where('c.resolved', '=', f.resolved);
+        if (f.assigned_to_user !== undefined) q = q.where('c.assigned_to_user', '=', f.assigned_to_user);
+        if (f.assigned_group !== undefined) q = q.where('c.assigned_group', '=', f.assigned_group);
+        if (f.search) {
+          const like = `%${f.search.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
+          q = q.where((eb) =>
+            eb.or([eb('c.wa_id', 'like', like), eb(sql`lower(p.profile_name)`, 'like', like.toLowerCase())]),
+          );
+        }
+        if (f.unread !== undefined) {
+          const unread = sql<boolean>`exists (
+            select 1 from messages m
+            left join read_marks rm on rm.wa_id = m.wa_id and rm.user_id = ${p.user_id}
+            where m.wa_id = c.wa_id and not m.from_us and m.timestamp > coalesce(rm.read_until, 0))`;
+          q = q.where(f.unread ? unread : sql<boolean>`not ${unread}`);
+        }
+        const { n } = await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+        const rows = await q
+          .selectAll('c')
+          .orderBy('c.last_message_at', 'desc')
+          .orderBy('c.wa_id')
+          .limit(r.limit)
+          .offset(r.offset)
+          .execute();
+        return { count: Number(n), results: await chatRecords(db, rows, p.user_id) };
+      },
+      queue,
+    ),
+
+    bus.serve(
+      getChat,
+      async (r) => {
+        const chat = await readableChat(db, r.principal, r.wa_id);
+        const [record] = await chatRecords(db, [chat], r.principal.user_id);
+        if (!record) throw new RpcError('not_found', 404, 'No chat with this wa_id.');
+        return record;
+      },
+      queue,
+    ),
+
+    bus.serve(
+      updateChat,
+      async (r) => {
+        const chat = await readableChat(db, r.principal, r.wa_id);
+        assertMayWrite(r.principal, r.wa_id, chat);
+        if (chat.resolved !== r.resolved) {
+          await db.updateTable('chats').set({ resolved: r.resolved }).where('wa_id', '=', r.wa_id).execute();
+          await audit(r.principal, r.resolved ? 'chat.resolved' : 'chat.reopened', r.wa_id, {});
+        }
+        const fresh = await db
+          .selectFrom('chats')
+          .selectAll()
+          .where('wa_id', '=', r.wa_id)
+          .executeTakeFirstOrThrow();
+        const [record] = await chatRecords(db, [fresh], r.principal.user_id);
+        if (!record) throw new RpcError('not_found', 404, 'No chat with this wa_id.');
+        return record;
+      },
+      queue,
+    ),
+
+    bus.serve(
+      assignChat,
+      async (r) => {
+        const chat = await readableChat(db, r.principal, r.wa_id);
+        assertMayWrite(r.principal, r.wa_id, chat);
+        const next = {
+          assigned_to_user: r.assigned_to_user === undefined ? chat.assigned_to_user : r.assigned_to_user,
+          assigned_group: r.assigned_group === undefined ? chat.assigned_group : r.assigned_group,
+        };
+        const changed =
+          next.assigned_to_user !== chat.assigned_to_user || next.assigned_group !== chat.assigned_group;
+        // Handing a resolved chat to someone means there is work again.
+        const reopen =
+          chat.resolved && (next.assigned_to_user !== null || next.assigned_group !== null) && changed;
+        await db
+          .updateTable('chats')
+          .set({ ...next, ...(reopen && { resolved: false }) })
+          .where('wa_id', '=', r.wa_id)
+          .execute();
+        if (changed) {
+          const unassigned = next.assigned_to_user === null && next.assigned_group === null;
+          await audit(r.principal, unassigned ? 'chat.unassigned' : 'chat.assigned', r.wa_id, {
+            assigned_to_user: next.assigned_to_user,
+            assigned_group: next.assigned_group,
+            previous_user: chat.assigned_to_user,
+            previous_group: chat.assigned_group,
+          });
+        }
+        if (reopen) await audit(r.principal, 'chat.reopened', r.wa_id, { reason: 'assigned' });
+        const fresh = await db
+          .selectFrom('chats')
+          .selectAll()
+          .where('wa_id', '=', r.wa_id)
+          .executeTakeFirstOrThrow();
+        const [record] = await chatRecords(db, [fresh], r.principal.user_id);
+        if (!record) throw new RpcError('not_found', 404, 'No chat with this wa_id.');
+        return record;
+      },
+      queue,
+    ),
+
+    bus.serve(
+      markAsReceived,
+      async (r) => {
+        await readableChat(db, r.principal, r.customer_wa_id);
+        await db
+          .insertInto('read_marks')
+          .values({ user_id: r.principal.user_id, wa_id: r.customer_wa_id, read_until: r.timestamp })
+          .onConflict((oc) =>
+            oc.columns(['user_id', 'wa_id']).doUpdateSet({
+              read_until: sql<number>`greatest(read_marks.read_until, excluded.read_until)`,
+            }),
+          )
+          .execute();
+        await db
+          .updateTable('messages')
+          .set({ received: true })
+          .where('wa_id', '=', r.customer_wa_id)
+          .where('from_us', '=', false)
+          .where('timestamp', '<=', r.timestamp)
+          .where('received', '=', false)
+          .execute();
+        const mark = await db
+          .selectFrom('read_marks')
+          .select('read_until')
+          .where('user_id', '=', r.principal.user_id)
+          .where('wa_id', '=', r.customer_wa_id)
+          .executeTakeFirstOrThrow();
+        const { n } = await db
+          .selectFrom('messages')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('wa_id', '=', r.customer_wa_id)
+          .where('from_us', '=', false)
+          .where('timestamp', '>', mark.read_until)
+          .executeTakeFirstOrThrow();
+        return { customer_wa_id: r.customer_wa_id, timestamp: mark.read_until, new_messages: Number(n) };
+      },
+      queue,
+    ),
+
+    bus.serve(
+      listPersons,
+      async (r) => {
+        let q = db.selectFrom('persons');
+        if (r.search) {
+          const like = `%${r.search.toLowerCase().replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
+          q = q.where((eb) => eb.or([eb('wa_id', 'like', like), eb(sql`lower(profile_name)`, 'like', like)]));
+        }
+        const { n } = await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+        const rows = await q
+          .selectAll()
+          .orderBy('updated_at', 'desc')
+          .limit(r.limit)
+          .offset(r.offset)
+          .execute();
+        return {
+          count: Number(n),
+          results: rows.map((p) => ({
+            wa_id: p.wa_id,
+            profile_name: p.profile_name,
+            first_seen_at: Math.floor(p.first_seen_at.getTime() / 1000),
+          })),
+        };
+      },
+      queue,
+    ),
+
+    bus.serve(
+      listTemplates,
+      async (r) => {
+        const fresh = templates && Date.now() - templates.at < deps.templateCacheSeconds * 1000;
+        if (!fresh || r.refresh || !templates) {
+          try {
+            const res = await deps.network.listTemplates();
+            templates = { at: Date.now(), list: res.waba_templates };
+          } catch (err) {
+            log.warn({ err }, 'templates not read from the network');
+            if (!templates)
+              throw new RpcError('network_unavailable', 503, 'Templates could not be read from the network.');
+          }
+        }
+        return { fetched_at: Math.floor(templates.at / 1000), templates: templates.list };
+      },
+      queue,
+    ),
+
+    bus.serve(listWhatsappAccounts, async () => ({ results: [deps.account] }), queue),
+  ];
+}
