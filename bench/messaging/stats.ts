@@ -1,0 +1,39 @@
+/** p-th percentile (0..100) of a sample, nearest-rank. */
+export function percentile(values: readonly number[], p: number): number {
+  if (!values.length) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[rank] ?? Number.NaN;
+}
+
+export const round = (v: number, digits = 2) => Math.round(v * 10 ** digits) / 10 ** digits;
+
+export function summary(latenciesMs: readonly number[], elapsedMs: number) {
+  return {
+    count: latenciesMs.length,
+    per_second: round((latenciesMs.length / elapsedMs) * 1000, 1),
+    p50_ms: round(percentile(latenciesMs, 50)),
+    p99_ms: round(percentile(latenciesMs, 99)),
+  };
+}
+
+/** Runs `task(i)` for i in [0, n) with at most `concurrency` in flight; returns each task's duration. */
+export async function runConcurrent(
+  n: number,
+  concurrency: number,
+  task: (i: number) => Promise<void>,
+): Promise<number[]> {
+  const durations: number[] = new Array(n);
+  let next = 0;
+  const worker = async () => {
+    for (;;) {
+      const i = next++;
+      if (i >= n) return;
+      const t0 = performance.now();
+      await task(i);
+      durations[i] = performance.now() - t0;
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return durations;
+}
