@@ -39,15 +39,19 @@ export interface MessagingRouteDeps {
 export const MessageOut = z
   .object({
     id: z.string(),
-    wamid: z.string().nullable(),
+    wamid: z.string().nullable().describe('The network’s message id; null until the network accepted it.'),
     type: z.string(),
-    waba_payload: z.unknown(),
-    waba_statuses: WabaStatusesSchema,
+    waba_payload: z.unknown().describe('The network body of the message: as received, or as sent to the network.'),
+    waba_statuses: WabaStatusesSchema.describe(
+      'POSIX times of `sent`, `delivered`, `read` (a later stage implies the earlier ones), and `failed` with the network’s errors.',
+    ),
     contact: ContactSchema,
     from_us: z.boolean(),
-    received: z.boolean(),
-    sender: UserOut.nullable(),
-    timestamp: z.number().int(),
+    received: z
+      .boolean()
+      .describe('Customer messages: an inbox user marked them read (`mark_as_received/`). Always false for ours.'),
+    sender: UserOut.nullable().describe('The inbox user who sent it; null for customer messages.'),
+    timestamp: z.number().int().describe('POSIX seconds.'),
     customer_wa_id: z.string(),
     tags: z.array(z.unknown()),
     chat_tags: z.array(z.unknown()),
