@@ -236,7 +236,6 @@ export function registerMessagingRoutes(app: HttpServer, deps: MessagingRouteDep
           resolved: Bool.optional(),
           assigned_to_user: z.coerce.number().int().optional(),
           assigned_group: z.coerce.number().int().optional(),
-          tag: z.coerce.number().int().optional(),
           search: z.string().max(100).optional(),
         }),
         response: { 200: page(ChatOut) },
