@@ -192,6 +192,18 @@ async function main(): Promise<void> {
         color,
       ),
       supervise({ name: 'chats', entry: join(repoRoot, 'services/chats/src/main.ts'), env: common }, color),
+      supervise(
+        {
+          name: 'fanout',
+          entry: join(repoRoot, 'services/fanout/src/main.ts'),
+          // Local webhook receivers usually listen on this machine.
+          env: {
+            ...common,
+            WEBHOOK_ALLOW_PRIVATE_TARGETS: process.env.WEBHOOK_ALLOW_PRIVATE_TARGETS ?? 'true',
+          },
+        },
+        color,
+      ),
     );
 
     await waitFor(

@@ -2,6 +2,7 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chatsMigrations } from '@switchboard/chats';
+import { fanoutMigrations } from '@switchboard/fanout';
 import { gatewayMigrations } from '@switchboard/gateway';
 import { createDb, migrate } from '@switchboard/kit';
 import { startEmbeddedPostgres, startNatsServer } from '@switchboard/kit/infra';
@@ -37,6 +38,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const db = createDb({ url: templateUrl.toString(), applicationName: 'switchboard-test-template', max: 1 });
   await migrate(db, 'gateway', gatewayMigrations);
   await migrate(db, 'chats', chatsMigrations);
+  await migrate(db, 'fanout', fanoutMigrations);
   await db.destroy();
 
   project.provide('natsUrl', nats.url);

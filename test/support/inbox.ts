@@ -21,6 +21,7 @@ export interface Inbox {
   env: Record<string, string>;
   gateway: ServiceProcess;
   chats: ServiceProcess;
+  fanout: ServiceProcess | undefined;
   /** Starts a fresh chats process (after the previous one was stopped or killed). */
   restartChats(): Promise<void>;
   api(
@@ -38,9 +39,15 @@ export interface Inbox {
  * as their own processes on a fresh database and NATS namespace, wired as in production
  * (signed network webhooks, the webhook URL registered by chats at start).
  */
-export async function startInbox(
-  opts: { statusDelaysMs?: { sent: number; delivered: number; read: number } } = {},
-): Promise<Inbox> {
+export interface InboxOptions {
+  statusDelaysMs?: { sent: number; delivered: number; read: number };
+  /** Also run the fan-out worker. */
+  fanout?: boolean;
+  /** Extra environment for every service (e.g. OTEL_* to export traces). */
+  env?: Record<string, string>;
+}
+
+export async function startInbox(opts: InboxOptions = {}): Promise<Inbox> {
   const sandbox = await startSandbox({
     settings: sandboxSettings({
       behaviour: {
@@ -64,6 +71,7 @@ export async function startInbox(
     NETWORK_API_KEY: seed.apiKey,
     WABA_PHONE_NUMBER: seed.displayPhoneNumber,
     WABA_WEBHOOK_SECRET: seed.webhookSecret,
+    ...opts.env,
   };
   const gateway = spawnService(join(repoRoot, 'services/gateway/src/main.ts'), {
     ...env,
@@ -80,6 +88,14 @@ export async function startInbox(
     env,
     gateway,
     chats: spawnService(chatsEntry, env),
+    fanout: opts.fanout
+      ? spawnService(join(repoRoot, 'services/fanout/src/main.ts'), {
+          ...env,
+          // Test receivers listen on loopback.
+          WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+          WEBHOOK_RETRY_SCHEDULE: '0s,200ms,500ms,1s',
+        })
+      : undefined,
     async restartChats() {
       inbox.chats = spawnService(chatsEntry, env);
     },
@@ -109,7 +125,7 @@ export async function startInbox(
       return (await res.json()) as { id: string };
     },
     async stop() {
-      await Promise.all([inbox.gateway.stop(), inbox.chats.stop()]);
+      await Promise.all([inbox.gateway.stop(), inbox.chats.stop(), inbox.fanout?.stop()]);
       await sandbox.close();
       await db.drop();
     },

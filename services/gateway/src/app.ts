@@ -25,6 +25,7 @@ import { type HealthChecks, registerHealthRoutes } from './routes/health.ts';
 import { registerMessagingRoutes } from './routes/messaging.ts';
 import { registerUserRoutes } from './routes/users.ts';
 import { registerWabaWebhookRoutes } from './routes/waba-webhook.ts';
+import { registerWebhookRoutes } from './routes/webhooks.ts';
 
 export interface GatewayDeps {
   log: Logger;
@@ -113,5 +114,6 @@ export async function buildApp(deps: GatewayDeps): Promise<Gateway> {
   registerGroupRoutes(app, { groups, guards, publicUrl: config.PUBLIC_URL });
   registerAuditLogRoutes(app, { bus, guards, publicUrl: config.PUBLIC_URL });
   registerMessagingRoutes(app, { bus, guards, users, groups, publicUrl: config.PUBLIC_URL });
+  await registerWebhookRoutes(app, { bus, authenticate: guards.authenticate });
   return { app, users, tokens, guards };
 }

@@ -41,7 +41,9 @@ export const MessageOut = z
     id: z.string(),
     wamid: z.string().nullable().describe('The network’s message id; null until the network accepted it.'),
     type: z.string(),
-    waba_payload: z.unknown().describe('The network body of the message: as received, or as sent to the network.'),
+    waba_payload: z
+      .unknown()
+      .describe('The network body of the message: as received, or as sent to the network.'),
     waba_statuses: WabaStatusesSchema.describe(
       'POSIX times of `sent`, `delivered`, `read` (a later stage implies the earlier ones), and `failed` with the network’s errors.',
     ),
@@ -49,7 +51,9 @@ export const MessageOut = z
     from_us: z.boolean(),
     received: z
       .boolean()
-      .describe('Customer messages: an inbox user marked them read (`mark_as_received/`). Always false for ours.'),
+      .describe(
+        'Customer messages: an inbox user marked them read (`mark_as_received/`). Always false for ours.',
+      ),
     sender: UserOut.nullable().describe('The inbox user who sent it; null for customer messages.'),
     timestamp: z.number().int().describe('POSIX seconds.'),
     customer_wa_id: z.string(),

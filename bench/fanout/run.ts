@@ -1,0 +1,543 @@
+/**
+ * Fan-out benchmark: deliveries per second and publish-to-delivery latency for 1, 10 and 100
+ * webhooks, next to a raw baseline measured in the same run (undici pools POSTing the same
+ * bodies straight to the same receivers), plus an isolation run with one dead and one 2 s
+ * endpoint among 10. Prints JSON on stdout; progress goes to stderr.
+ *
+ *   node bench/fanout/run.ts            (uses NATS_URL / DATABASE_URL when set, else starts both)
+ *   node bench/fanout/run.ts --quick    (smaller workloads, for a smoke run)
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { connectNats, createDb, migrate, waitFor } from '@switchboard/kit';
+import { natsServerBinary, startEmbeddedPostgres, startNatsServer } from '@switchboard/kit/infra';
+import {
+  type Bus,
+  createBus,
+  fanoutRpc,
+  instanceId,
+  type NetworkEvent,
+  networkEvent,
+  type Principal,
+} from '@switchboard/proto';
+import { sql } from 'kysely';
+import { Pool } from 'undici';
+import type { FanoutDatabase } from '../../services/fanout/src/db.ts';
+import { fanoutMigrations } from '../../services/fanout/src/migrations/index.ts';
+import { type BenchReceiver, deadUrl, startBenchReceiver } from './receivers.ts';
+import { type LatencySummary, round, summarise } from './stats.ts';
+
+const quick = process.argv.includes('--quick');
+/** What nats-server and PostgreSQL said, shown when the run fails. */
+const infraLog: string[] = [];
+const remember = (line: string) => {
+  infraLog.push(line);
+  if (infraLog.length > 200) infraLog.splice(0, infraLog.length - 200);
+};
+const log = (msg: string) => process.stderr.write(`[bench:fanout] ${msg}\n`);
+const admin: Principal = {
+  user_id: 1,
+  username: 'bench',
+  role: 'admin',
+  group_ids: [],
+  permissions: { can_use_tags: true, can_read_chats: 'all', can_write_to_chats: 'all' },
+  assigned_wa_ids: [],
+};
+
+/** Per-webhook in-flight limit of the fan-out; the raw baseline gets the same per receiver. */
+const CONCURRENCY = 16;
+
+interface Scenario {
+  webhooks: number;
+  burstEvents: number;
+  pacedRate: number;
+  pacedSeconds: number;
+}
+
+const scenarios: Scenario[] = quick
+  ? [
+      { webhooks: 1, burstEvents: 300, pacedRate: 50, pacedSeconds: 2 },
+      { webhooks: 10, burstEvents: 60, pacedRate: 20, pacedSeconds: 2 },
+      { webhooks: 100, burstEvents: 6, pacedRate: 2, pacedSeconds: 2 },
+    ]
+  : [
+      { webhooks: 1, burstEvents: 3000, pacedRate: 200, pacedSeconds: 5 },
+      { webhooks: 10, burstEvents: 500, pacedRate: 50, pacedSeconds: 5 },
+      { webhooks: 100, burstEvents: 50, pacedRate: 5, pacedSeconds: 5 },
+    ];
+const isolation = quick ? { rate: 20, seconds: 2 } : { rate: 50, seconds: 6 };
+/** `--only=10` runs just that scenario (and no isolation run), for quick comparisons. */
+const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
+/** Bursts and isolation runs repeat, alternating with their comparison, because one run on a small shared machine is noise. */
+const ROUNDS = quick ? 1 : 3;
+const ISOLATION_ROUNDS = quick ? 1 : 2;
+
+function networkBody(eventId: string, i: number): string {
+  return JSON.stringify({
+    object: 'whatsapp_business_account',
+    entry: [
+      {
+        id: eventId,
+        changes: [
+          {
+            field: 'messages',
+            value: {
+              messaging_product: 'whatsapp',
+              metadata: { display_phone_number: '15550000000', phone_number_id: '100000000000001' },
+              contacts: [{ profile: { name: 'Bench Customer' }, wa_id: '491701234567' }],
+              messages: [
+                {
+                  from: '491701234567',
+                  id: `wamid.HBgM${eventId}`,
+                  timestamp: String(Math.floor(Date.now() / 1000)),
+                  type: 'text',
+                  text: { body: `benchmark message number ${i}` },
+                },
+              ],
+            },
+          },
+        ],
+      },
+    ],
+  });
+}
+
+let eventCounter = 0;
+function makeEvent(): NetworkEvent {
+  const id = `ev-${randomBytes(6).toString('hex')}-${eventCounter++}`;
+  return {
+    event_id: id,
+    kinds: ['message'],
+    wa_ids: ['491701234567'],
+    received_at: Date.now(),
+    body: networkBody(id, eventCounter),
+  };
+}
+
+function latencies(receivers: readonly BenchReceiver[], sentAt: ReadonlyMap<string, number>): number[] {
+  const out: number[] = [];
+  for (const r of receivers) {
+    for (const a of r.arrivals) {
+      const t = sentAt.get(a.eventId);
+      if (t !== undefined) out.push(a.at - t);
+    }
+  }
+  return out;
+}
+
+function arrivedFor(receivers: readonly BenchReceiver[], sentAt: ReadonlyMap<string, number>): number {
+  let n = 0;
+  for (const r of receivers) for (const a of r.arrivals) if (sentAt.has(a.eventId)) n++;
+  return n;
+}
+
+async function waitArrivals(
+  receivers: readonly BenchReceiver[],
+  sentAt: ReadonlyMap<string, number>,
+  what: string,
+) {
+  const expected = receivers.length * sentAt.size;
+  await waitFor(async () => arrivedFor(receivers, sentAt) >= expected, 300_000, what);
+}
+
+function lastArrival(receivers: readonly BenchReceiver[], sentAt: ReadonlyMap<string, number>): number {
+  let last = 0;
+  for (const r of receivers)
+    for (const a of r.arrivals) if (sentAt.has(a.eventId)) last = Math.max(last, a.at);
+  return last;
+}
+
+/**
+ * Publishes events to the instance's events stream as fast as JetStream acknowledges them
+ * (a window of outstanding publishes), as chats does after storing network webhooks.
+ */
+async function publishBurst(bus: Bus, count: number): Promise<Map<string, number>> {
+  const sentAt = new Map<string, number>();
+  const events = Array.from({ length: count }, makeEvent);
+  let next = 0;
+  const worker = async () => {
+    for (let e = events[next++]; e; e = events[next++]) {
+      sentAt.set(e.event_id, performance.now());
+      await bus.publish(networkEvent, e);
+    }
+  };
+  await Promise.all(Array.from({ length: 256 }, worker));
+  return sentAt;
+}
+
+/** Calls `tick` `rate` times a second for `seconds`, on schedule (no drift), and waits for them all. */
+async function paced(rate: number, seconds: number, tick: (i: number) => Promise<unknown>): Promise<void> {
+  const total = rate * seconds;
+  const start = performance.now();
+  const pending: Promise<unknown>[] = [];
+  for (let i = 0; i < total; i++) {
+    const due = start + (i * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    pending.push(tick(i));
+  }
+  await Promise.all(pending);
+}
+
+/** The raw baseline: one undici Pool per receiver with the fan-out's per-webhook concurrency. */
+function rawPoster(receivers: readonly BenchReceiver[]) {
+  const pools = receivers.map((r) => {
+    const u = new URL(r.url);
+    return { pool: new Pool(u.origin, { connections: CONCURRENCY }), path: u.pathname };
+  });
+  return {
+    async post(body: string): Promise<void> {
+      await Promise.all(
+        pools.map(async ({ pool, path }) => {
+          const res = await pool.request({
+            method: 'POST',
+            path,
+            body,
+            headers: { 'content-type': 'application/json' },
+          });
+          await res.body.dump();
+        }),
+      );
+    },
+    close: () => Promise.all(pools.map((p) => p.pool.close())),
+  };
+}
+
+interface Throughput {
+  deliveries: number;
+  seconds: number;
+  deliveries_per_s: number;
+  latency: LatencySummary;
+}
+
+function throughput(
+  receivers: readonly BenchReceiver[],
+  sentAt: Map<string, number>,
+  started: number,
+): Throughput {
+  const deliveries = receivers.length * sentAt.size;
+  const seconds = (lastArrival(receivers, sentAt) - started) / 1000;
+  return {
+    deliveries,
+    seconds: round(seconds, 3),
+    deliveries_per_s: round(deliveries / seconds),
+    latency: summarise(latencies(receivers, sentAt)),
+  };
+}
+
+async function createHooks(bus: Bus, urls: readonly string[]): Promise<string[]> {
+  const ids: string[] = [];
+  for (const url of urls) ids.push((await bus.request(fanoutRpc.create, { principal: admin, url })).id);
+  return ids;
+}
+
+async function deleteHooks(bus: Bus, ids: readonly string[]): Promise<void> {
+  for (const id of ids) await bus.request(fanoutRpc.delete, { principal: admin, id });
+}
+
+/** One event through every webhook: proves the child's consumers for them are running. */
+async function warmUp(bus: Bus, receivers: readonly BenchReceiver[]): Promise<void> {
+  const sentAt = await publishBurst(bus, 1);
+  await waitArrivals(receivers, sentAt, 'warm-up delivery');
+  for (const r of receivers) r.reset();
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? (sorted[mid] ?? Number.NaN) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
+}
+
+/** Several rounds of one burst: the median rate, and latencies pooled over the rounds. */
+function combine(rounds: ReadonlyArray<{ rate: number; latencies: number[] }>) {
+  return {
+    deliveries_per_s: round(median(rounds.map((r) => r.rate))),
+    rounds_deliveries_per_s: rounds.map((r) => round(r.rate)),
+    latency: summarise(rounds.flatMap((r) => r.latencies)),
+  };
+}
+
+async function runScenario(bus: Bus, s: Scenario) {
+  log(`N=${s.webhooks}: starting receivers and webhooks`);
+  const receivers = await Promise.all(Array.from({ length: s.webhooks }, () => startBenchReceiver()));
+  const raw = rawPoster(receivers);
+  // Warm the receivers' keep-alive sockets and the JIT before anything is measured.
+  await raw.post(networkBody('ev-warm', 0));
+  const ids = await createHooks(
+    bus,
+    receivers.map((r) => r.url),
+  );
+  await warmUp(bus, receivers);
+
+  const rawRounds: Array<{ rate: number; latencies: number[] }> = [];
+  const fanRounds: Array<{ rate: number; latencies: number[] }> = [];
+  const publishSeconds: number[] = [];
+  // Raw and fan-out alternate, so a noisy moment on the machine hits both alike.
+  for (let round_ = 0; round_ < ROUNDS; round_++) {
+    log(`N=${s.webhooks}: burst of ${s.burstEvents} events, round ${round_ + 1}/${ROUNDS}`);
+    const rawSent = new Map<string, number>();
+    const rawStart = performance.now();
+    await Promise.all(
+      Array.from({ length: s.burstEvents }, makeEvent).map((e) => {
+        rawSent.set(e.event_id, rawStart);
+        return raw.post(e.body);
+      }),
+    );
+    const r = throughput(receivers, rawSent, rawStart);
+    rawRounds.push({ rate: r.deliveries_per_s, latencies: latencies(receivers, rawSent) });
+    for (const rc of receivers) rc.reset();
+
+    const fanStart = performance.now();
+    const fanSent = await publishBurst(bus, s.burstEvents);
+    publishSeconds.push((performance.now() - fanStart) / 1000);
+    await waitArrivals(receivers, fanSent, 'burst deliveries');
+    const f = throughput(receivers, fanSent, fanStart);
+    fanRounds.push({ rate: f.deliveries_per_s, latencies: latencies(receivers, fanSent) });
+    for (const rc of receivers) rc.reset();
+  }
+
+  log(`N=${s.webhooks}: paced ${s.pacedRate} events/s for ${s.pacedSeconds} s`);
+  const rawPacedSent = new Map<string, number>();
+  await paced(s.pacedRate, s.pacedSeconds, async () => {
+    const e = makeEvent();
+    rawPacedSent.set(e.event_id, performance.now());
+    await raw.post(e.body);
+  });
+  const rawPaced = summarise(latencies(receivers, rawPacedSent));
+  for (const r of receivers) r.reset();
+  await raw.close();
+
+  const pacedSent = new Map<string, number>();
+  await paced(s.pacedRate, s.pacedSeconds, async () => {
+    const e = makeEvent();
+    pacedSent.set(e.event_id, performance.now());
+    await bus.publish(networkEvent, e);
+  });
+  await waitArrivals(receivers, pacedSent, 'paced deliveries');
+  const fanPaced = summarise(latencies(receivers, pacedSent));
+
+  await deleteHooks(bus, ids);
+  await Promise.all(receivers.map((r) => r.close()));
+  const fanBurst = combine(fanRounds);
+  const rawBurst = combine(rawRounds);
+  return {
+    webhooks: s.webhooks,
+    burst: {
+      events: s.burstEvents,
+      deliveries: s.burstEvents * s.webhooks,
+      fanout: { ...fanBurst, publish_seconds_median: round(median(publishSeconds), 3) },
+      raw: rawBurst,
+      throughput_ratio: round(fanBurst.deliveries_per_s / rawBurst.deliveries_per_s, 3),
+    },
+    paced: {
+      events_per_s: s.pacedRate,
+      deliveries_per_s: s.pacedRate * s.webhooks,
+      seconds: s.pacedSeconds,
+      fanout: fanPaced,
+      raw: rawPaced,
+    },
+  };
+}
+
+async function runIsolation(bus: Bus, db: ReturnType<typeof createDb<FanoutDatabase>>) {
+  const healthy = await Promise.all(Array.from({ length: 8 }, () => startBenchReceiver()));
+  const healthyIds = await createHooks(
+    bus,
+    healthy.map((r) => r.url),
+  );
+  await warmUp(bus, healthy);
+
+  const measure = async (label: string): Promise<number[]> => {
+    log(`isolation: ${label}, paced ${isolation.rate} events/s for ${isolation.seconds} s`);
+    const sent = new Map<string, number>();
+    await paced(isolation.rate, isolation.seconds, async () => {
+      const e = makeEvent();
+      sent.set(e.event_id, performance.now());
+      await bus.publish(networkEvent, e);
+    });
+    await waitArrivals(healthy, sent, `healthy deliveries (${label})`);
+    const out = latencies(healthy, sent);
+    for (const r of healthy) r.reset();
+    return out;
+  };
+
+  const alone: number[][] = [];
+  const withBad: number[][] = [];
+  let slowDelivered = 0;
+  let deadAttempts = 0;
+  // Alternating rounds, fresh bad endpoints each time, so drift on the machine hits both alike.
+  for (let round_ = 0; round_ < ISOLATION_ROUNDS; round_++) {
+    alone.push(await measure(`8 healthy alone, round ${round_ + 1}/${ISOLATION_ROUNDS}`));
+    const slow = await startBenchReceiver(2_000);
+    const [slowId, deadId] = await createHooks(bus, [slow.url, await deadUrl()]);
+    await warmUp(bus, healthy);
+    withBad.push(await measure(`8 healthy + 1 dead + 1 slow (2 s), round ${round_ + 1}/${ISOLATION_ROUNDS}`));
+    slowDelivered += slow.arrivals.length;
+    if (deadId) {
+      const { n } = await db
+        .selectFrom('webhook_attempts')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('webhook_id', '=', deadId)
+        .executeTakeFirstOrThrow();
+      deadAttempts += Number(n);
+    }
+    await deleteHooks(bus, [...(slowId ? [slowId] : []), ...(deadId ? [deadId] : [])]);
+    await slow.close();
+  }
+
+  await deleteHooks(bus, healthyIds);
+  await Promise.all(healthy.map((r) => r.close()));
+  const without = summarise(alone.flat());
+  const withBadSummary = summarise(withBad.flat());
+  return {
+    webhooks: 10,
+    healthy: 8,
+    events_per_s: isolation.rate,
+    seconds_per_round: isolation.seconds,
+    rounds: ISOLATION_ROUNDS,
+    healthy_without_bad: { ...without, rounds_p99_ms: alone.map((l) => summarise(l).p99_ms) },
+    healthy_with_bad: { ...withBadSummary, rounds_p99_ms: withBad.map((l) => summarise(l).p99_ms) },
+    p99_ratio: round(withBadSummary.p99_ms / without.p99_ms, 3),
+    slow_endpoint_deliveries: slowDelivered,
+    dead_endpoint_attempts_logged: deadAttempts,
+  };
+}
+
+function machine() {
+  const nats = natsServerBinary();
+  const version = nats ? spawnSync(nats, ['--version'], { encoding: 'utf8' }).stdout.trim() : 'external';
+  return {
+    cpu: cpus()[0]?.model ?? 'unknown',
+    cpus: cpus().length,
+    memory_gb: round(totalmem() / 2 ** 30, 1),
+    platform: `${process.platform} ${process.arch}`,
+    node: process.version,
+    nats_server: process.env.NATS_URL ? 'external' : version,
+  };
+}
+
+async function main(): Promise<void> {
+  const work = await mkdtemp(join(tmpdir(), 'switchboard-bench-'));
+  // PostgreSQL runs as the `postgres` user when started as root: it must reach its data dir.
+  await chmod(work, 0o755);
+  const stops: Array<() => Promise<unknown>> = [() => rm(work, { recursive: true, force: true })];
+  const cleanUp = async () => {
+    for (const stop of stops.reverse()) {
+      let timer: NodeJS.Timeout | undefined;
+      const limit = new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error('timed out')), 15_000);
+      });
+      await Promise.race([stop(), limit])
+        .catch((err: unknown) => log(`clean-up: ${String(err)}`))
+        .finally(() => clearTimeout(timer));
+    }
+  };
+  try {
+    await run(work, stops);
+  } catch (err) {
+    log(`failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    process.exitCode = 1;
+  } finally {
+    await cleanUp();
+  }
+}
+
+async function run(work: string, stops: Array<() => Promise<unknown>>): Promise<void> {
+  const natsServer = process.env.NATS_URL
+    ? undefined
+    : await startNatsServer({ storeDir: join(work, 'nats'), log: (line) => remember(`nats: ${line}`) });
+  if (natsServer) stops.push(() => natsServer.stop());
+  const natsUrl = process.env.NATS_URL ?? natsServer?.url ?? '';
+  const pg = process.env.DATABASE_URL
+    ? undefined
+    : await startEmbeddedPostgres({
+        dataDir: join(work, 'pg'),
+        fast: true,
+        log: (line) => remember(`postgres: ${line}`),
+      });
+  if (pg) stops.push(() => pg.stop());
+  const adminUrl = process.env.DATABASE_URL ?? pg?.url ?? '';
+  const dbName = `bench_fanout_${randomBytes(4).toString('hex')}`;
+  const adminDb = createDb({ url: adminUrl, applicationName: 'bench-fanout-admin', max: 1 });
+  stops.push(() => adminDb.destroy());
+  await sql`create database ${sql.id(dbName)}`.execute(adminDb);
+  stops.push(() => sql`drop database if exists ${sql.id(dbName)} with (force)`.execute(adminDb));
+  const dbUrl = new URL(adminUrl);
+  dbUrl.pathname = `/${dbName}`;
+  const db = createDb<FanoutDatabase>({ url: dbUrl.toString(), applicationName: 'bench-fanout' });
+  stops.push(() => db.destroy());
+  await migrate(db, 'fanout', fanoutMigrations);
+
+  const instance = instanceId(`bench-${randomBytes(4).toString('hex')}`);
+  const nc = await connectNats(natsUrl, 'bench-fanout');
+  stops.push(() => nc.drain());
+  const bus = await createBus(nc, instance);
+  await bus.ensureStreams();
+
+  // The fan-out runs as its own process, as deployed.
+  const childLog: string[] = [];
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [
+      // e.g. FANOUT_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the fan-out process.
+      ...(process.env.FANOUT_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
+      new URL('../../services/fanout/src/main.ts', import.meta.url).pathname,
+    ],
+    {
+      env: {
+        PATH: process.env.PATH ?? '',
+        DATABASE_URL: dbUrl.toString(),
+        NATS_URL: natsUrl,
+        INSTANCE_ID: instance,
+        LOG_LEVEL: 'warn',
+        OTEL_SDK_DISABLED: 'true',
+        WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  child.stdout?.on('data', (b: Buffer) => childLog.push(b.toString()));
+  child.stderr?.on('data', (b: Buffer) => childLog.push(b.toString()));
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  stops.push(async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    await exited;
+  });
+
+  try {
+    await waitFor(
+      async () => {
+        await bus.request(fanoutRpc.list, { principal: admin, limit: 1, offset: 0 }, { timeoutMs: 500 });
+        return true;
+      },
+      60_000,
+      'fanout process answering',
+    );
+    const results = [];
+    for (const s of scenarios) {
+      if (only === undefined || String(s.webhooks) === only) results.push(await runScenario(bus, s));
+    }
+    const iso = only === undefined ? await runIsolation(bus, db) : null;
+    const report = {
+      benchmark: 'fanout',
+      quick,
+      machine: machine(),
+      notes:
+        'latency = publish of the network event to the events stream -> request received by the webhook; ' +
+        'raw = undici Pool per receiver (16 connections, like the per-webhook limit) POSTing the same bodies, ' +
+        'latency from the instant the raw client was handed the body. Burst: all events at once; paced: fixed rate.',
+      scenarios: results,
+      isolation: iso,
+    };
+    process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  } catch (err) {
+    log(`fanout output:\n${childLog.join('').slice(-5_000)}`);
+    log(`infrastructure output:\n${infraLog.slice(-40).join('')}`);
+    throw err;
+  }
+}
+
+await main();

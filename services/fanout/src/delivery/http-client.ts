@@ -1,0 +1,93 @@
+import { Agent, type Dispatcher, request } from 'undici';
+import { type AttemptResult, describeError, errorClassOf } from '../domain/outcome.ts';
+import { webhookConnector } from './ssrf-guard.ts';
+
+export const RESPONSE_EXCERPT_BYTES = 4096;
+const USER_AGENT = 'Switchboard-Webhooks/1.0';
+
+export interface DeliveryClient {
+  /** One POST, never throwing: every failure becomes an AttemptResult. */
+  post(
+    url: string,
+    headers: Record<string, string>,
+    body: string,
+    timeoutMs?: number,
+  ): Promise<AttemptResult>;
+  close(): Promise<void>;
+}
+
+async function readExcerpt(body: Dispatcher.ResponseData['body']): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of body) {
+      const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
+      chunks.push(buf);
+      size += buf.length;
+      // Leaving the loop destroys the stream: a huge or endless response costs 4 KB, not its size.
+      if (size >= RESPONSE_EXCERPT_BYTES) break;
+    }
+  } catch {
+    // The status already decided the outcome; a body cut short only shortens the excerpt.
+  }
+  return new TextDecoder().decode(Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES));
+}
+
+/**
+ * POSTs deliveries through one undici Agent: keep-alive pools per origin, redirects never
+ * followed (a 3xx is a failed attempt), and the SSRF guard at connect time.
+ */
+export function createDeliveryClient(opts: {
+  allowPrivateTargets: boolean;
+  attemptTimeoutMs: number;
+}): DeliveryClient {
+  const agent = new Agent({
+    connect: webhookConnector({
+      allowPrivateTargets: opts.allowPrivateTargets,
+      connectTimeoutMs: Math.min(opts.attemptTimeoutMs, 10_000),
+    }),
+    keepAliveTimeout: 10_000,
+    keepAliveMaxTimeout: 60_000,
+    headersTimeout: opts.attemptTimeoutMs,
+    bodyTimeout: opts.attemptTimeoutMs,
+  });
+
+  async function post(
+    url: string,
+    headers: Record<string, string>,
+    body: string,
+    timeoutMs = opts.attemptTimeoutMs,
+  ): Promise<AttemptResult> {
+    const started = performance.now();
+    const elapsed = () => Math.round(performance.now() - started);
+    try {
+      const res = await request(url, {
+        dispatcher: agent,
+        method: 'POST',
+        headers: { 'user-agent': USER_AGENT, ...headers },
+        body,
+        signal: AbortSignal.timeout(timeoutMs),
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+      });
+      const excerpt = await readExcerpt(res.body);
+      const retryAfter = res.headers['retry-after'];
+      return {
+        kind: 'response',
+        status: res.statusCode,
+        retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter,
+        excerpt,
+        durationMs: elapsed(),
+      };
+    } catch (err) {
+      return {
+        kind: 'error',
+        errorClass: errorClassOf(err),
+        message: describeError(err),
+        durationMs: elapsed(),
+      };
+    }
+  }
+
+  return { post, close: () => agent.close() };
+}

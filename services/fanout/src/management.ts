@@ -1,0 +1,291 @@
+import type { JetStreamManager } from '@nats-io/jetstream';
+import type { Logger } from '@switchboard/kit';
+import {
+  type Bus,
+  type DeliveryAttempt,
+  type fanoutRpc,
+  type Principal,
+  RpcError,
+  type TestOutcome,
+  type Webhook,
+  type WebhookWithSecret,
+  webhookReplayStream,
+} from '@switchboard/proto';
+import type { Kysely, Selectable } from 'kysely';
+import type { z } from 'zod';
+import type { FanoutDatabase, WebhookAttemptsTable, WebhookRow } from './db.ts';
+import { deleteDurables, ensureDurables } from './delivery/durables.ts';
+import type { DeliveryEngine } from './delivery/engine.ts';
+import { obviouslyPrivateUrl } from './delivery/ssrf-guard.ts';
+import { generateSecret } from './domain/signing.ts';
+import type { Announce } from './lifecycle.ts';
+import type { FanoutSettings } from './settings.ts';
+
+type Req<K extends keyof typeof fanoutRpc> = z.output<(typeof fanoutRpc)[K]['request']>;
+
+export interface WebhookManager {
+  create(req: Req<'create'>): Promise<WebhookWithSecret>;
+  list(req: Req<'list'>): Promise<{ count: number; results: Webhook[] }>;
+  get(req: Req<'get'>): Promise<Webhook>;
+  update(req: Req<'update'>): Promise<Webhook>;
+  delete(req: Req<'delete'>): Promise<{ deleted: true }>;
+  rotateSecret(req: Req<'rotateSecret'>): Promise<WebhookWithSecret>;
+  test(req: Req<'test'>): Promise<TestOutcome>;
+  deliveries(req: Req<'deliveries'>): Promise<{ count: number; results: DeliveryAttempt[] }>;
+  replay(req: Req<'replay'>): Promise<{ replayed: number }>;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** One replay request re-queues at most this many dead letters; call again for the rest. */
+export const MAX_REPLAY_BATCH = 10_000;
+
+/** Admins and the configurator manage every webhook; a user only their own. */
+export function managesAll(p: Principal): boolean {
+  return p.role === 'admin' || p.role === 'configurator';
+}
+
+const notFound = () => new RpcError('not_found', 404, 'No such webhook.');
+
+function iso(d: Date | null): string | null {
+  return d ? d.toISOString() : null;
+}
+
+export function toWebhook(row: WebhookRow): Webhook {
+  return {
+    id: row.id,
+    url: row.url,
+    owner: row.owner_user_id,
+    enabled: row.enabled,
+    ordered: row.ordered,
+    headers: row.headers,
+    disabled_reason: row.disabled_reason,
+    failing_since: iso(row.failing_since),
+    previous_secret_expires_at:
+      row.previous_secret_expires_at && row.previous_secret_expires_at.getTime() > Date.now()
+        ? row.previous_secret_expires_at.toISOString()
+        : null,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+function toAttempt(row: Selectable<WebhookAttemptsTable>): DeliveryAttempt {
+  return {
+    id: row.id,
+    event_id: row.event_id,
+    message_id: row.message_id,
+    attempt: row.attempt,
+    trigger: row.trigger,
+    url: row.url,
+    success: row.success,
+    status_code: row.status_code,
+    duration_ms: row.duration_ms,
+    error_class: (row.error_class as DeliveryAttempt['error_class']) ?? null,
+    error: row.error,
+    response_excerpt: row.response_excerpt,
+    next_attempt_at: iso(row.next_attempt_at),
+    dead_lettered: row.dead_lettered,
+    attempted_at: row.attempted_at.toISOString(),
+  };
+}
+
+/**
+ * The webhook resources behind the management RPCs: authorisation, the table, the durables
+ * that exist exactly as long as the webhook, and the lifecycle events.
+ */
+export function createWebhookManager(deps: {
+  db: Kysely<FanoutDatabase>;
+  bus: Bus;
+  jsm: JetStreamManager;
+  engine: DeliveryEngine;
+  settings: FanoutSettings;
+  log: Logger;
+  announce: Announce;
+  /** Flushes the attempt log so `deliveries` shows what just happened. */
+  flushAttempts: () => Promise<void>;
+}): WebhookManager {
+  const { db, bus, jsm, settings, log, announce } = deps;
+
+  async function find(p: Principal, id: string): Promise<WebhookRow> {
+    if (!UUID.test(id)) throw notFound();
+    let q = db.selectFrom('webhooks').selectAll().where('id', '=', id);
+    if (!managesAll(p)) q = q.where('owner_user_id', '=', p.user_id);
+    const row = await q.executeTakeFirst();
+    if (!row) throw notFound();
+    return row;
+  }
+
+  function checkUrl(url: string): void {
+    if (!settings.allowPrivateTargets && obviouslyPrivateUrl(url)) {
+      throw new RpcError(
+        'invalid_url',
+        400,
+        'The URL points to a private, loopback or link-local address, which webhooks cannot reach.',
+      );
+    }
+  }
+
+  return {
+    async create(req) {
+      checkUrl(req.url);
+      const row = await db
+        .insertInto('webhooks')
+        .values({
+          owner_user_id: req.principal.user_id,
+          url: req.url,
+          enabled: req.enabled,
+          ordered: req.ordered,
+          headers: JSON.stringify(req.headers),
+          secret: req.secret ?? generateSecret(),
+          previous_secret: null,
+          previous_secret_expires_at: null,
+          disabled_reason: req.enabled ? null : 'manual',
+          failing_since: null,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      // The durables exist before the answer, so every event published after it is delivered.
+      try {
+        await ensureDurables(jsm, bus.instance, row.id, row.ordered, settings);
+      } catch (err) {
+        await db.deleteFrom('webhooks').where('id', '=', row.id).execute();
+        log.error({ err }, 'could not create the webhook durables');
+        throw new RpcError('stream_unavailable', 503, 'The webhook could not be set up; try again.');
+      }
+      await announce(row, 'created', req.principal);
+      return { ...toWebhook(row), secret: row.secret };
+    },
+
+    async list(req) {
+      let q = db.selectFrom('webhooks');
+      if (!managesAll(req.principal)) q = q.where('owner_user_id', '=', req.principal.user_id);
+      else if (req.owner !== undefined) q = q.where('owner_user_id', '=', req.owner);
+      const [rows, total] = await Promise.all([
+        q.selectAll().orderBy('created_at').orderBy('id').limit(req.limit).offset(req.offset).execute(),
+        q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+      ]);
+      return { count: Number(total.n), results: rows.map(toWebhook) };
+    },
+
+    async get(req) {
+      return toWebhook(await find(req.principal, req.id));
+    },
+
+    async update(req) {
+      const before = await find(req.principal, req.id);
+      if (req.url !== undefined) checkUrl(req.url);
+      const enabling = req.enabled === true && !before.enabled;
+      const disabling = req.enabled === false && before.enabled;
+      const row = await db
+        .updateTable('webhooks')
+        .set({
+          updated_at: new Date(),
+          ...(req.url !== undefined ? { url: req.url } : {}),
+          ...(req.ordered !== undefined ? { ordered: req.ordered } : {}),
+          ...(req.headers !== undefined ? { headers: JSON.stringify(req.headers) } : {}),
+          ...(enabling ? { enabled: true, disabled_reason: null, failing_since: null } : {}),
+          ...(disabling ? { enabled: false, disabled_reason: 'manual' as const } : {}),
+        })
+        .where('id', '=', before.id)
+        .returningAll()
+        .executeTakeFirst();
+      if (!row) throw notFound();
+      if (row.ordered !== before.ordered) {
+        await ensureDurables(jsm, bus.instance, row.id, row.ordered, settings).catch((err: unknown) =>
+          log.warn({ err, webhook: row.id }, 'durable limits not updated; the next reconcile retries'),
+        );
+      }
+      await announce(row, enabling ? 'enabled' : disabling ? 'disabled' : 'updated', req.principal);
+      return toWebhook(row);
+    },
+
+    async delete(req) {
+      const row = await find(req.principal, req.id);
+      await db.transaction().execute(async (trx) => {
+        await trx.deleteFrom('webhook_attempts').where('webhook_id', '=', row.id).execute();
+        await trx.deleteFrom('webhooks').where('id', '=', row.id).execute();
+      });
+      await deleteDurables(jsm, bus.instance, row.id).catch((err: unknown) =>
+        log.warn({ err, webhook: row.id }, 'durables not deleted; the next reconcile removes them'),
+      );
+      await announce(row, 'deleted', req.principal);
+      return { deleted: true as const };
+    },
+
+    async rotateSecret(req) {
+      const before = await find(req.principal, req.id);
+      const row = await db
+        .updateTable('webhooks')
+        .set({
+          secret: generateSecret(),
+          previous_secret: before.secret,
+          previous_secret_expires_at: new Date(Date.now() + settings.rotationGraceMs),
+          updated_at: new Date(),
+        })
+        .where('id', '=', before.id)
+        .returningAll()
+        .executeTakeFirst();
+      if (!row) throw notFound();
+      await announce(row, 'secret_rotated', req.principal);
+      return { ...toWebhook(row), secret: row.secret };
+    },
+
+    async test(req) {
+      const row = await find(req.principal, req.id);
+      return deps.engine.test(row);
+    },
+
+    async deliveries(req) {
+      const row = await find(req.principal, req.id);
+      await deps.flushAttempts();
+      const q = db.selectFrom('webhook_attempts').where('webhook_id', '=', row.id);
+      const [rows, total] = await Promise.all([
+        q.selectAll().orderBy('id', 'desc').limit(req.limit).offset(req.offset).execute(),
+        q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+      ]);
+      return { count: Number(total.n), results: rows.map(toAttempt) };
+    },
+
+    async replay(req) {
+      const row = await find(req.principal, req.id);
+      if (!row.enabled) {
+        throw new RpcError('webhook_disabled', 409, 'Enable the webhook before replaying its events.');
+      }
+      const letters = await db
+        .selectFrom('webhook_dead_letters')
+        .selectAll()
+        .where('webhook_id', '=', row.id)
+        .where('dead_at', '>=', new Date(req.since_ms))
+        .where('replayed_at', 'is', null)
+        .orderBy('received_at')
+        .orderBy('id')
+        .limit(MAX_REPLAY_BATCH)
+        .execute();
+      const stream = webhookReplayStream(row.id);
+      for (const dl of letters) {
+        const replayCount = dl.replay_count + 1;
+        await bus.publish(
+          stream,
+          {
+            webhook_id: row.id,
+            dead_letter_id: dl.id,
+            event_id: dl.event_id,
+            kinds: dl.kinds,
+            wa_ids: dl.wa_ids,
+            received_at: dl.received_at.getTime(),
+            body: dl.body,
+          },
+          // A retried replay request does not queue the same dead letter twice.
+          { idempotencyKey: `replay-${dl.id}-${replayCount}` },
+        );
+        await db
+          .updateTable('webhook_dead_letters')
+          .set({ replayed_at: new Date(), replay_count: replayCount })
+          .where('id', '=', dl.id)
+          .execute();
+      }
+      if (letters.length > 0) await announce(row, 'replayed', req.principal);
+      return { replayed: letters.length };
+    },
+  };
+}

@@ -1,0 +1,56 @@
+import {
+  connectNats,
+  createDb,
+  createHttpServer,
+  createLogger,
+  handleShutdown,
+  migrate,
+  pingDb,
+  pingNats,
+  type Telemetry,
+} from '@switchboard/kit';
+import { createBus } from '@switchboard/proto';
+import type { Kysely } from 'kysely';
+import { loadConfig, settingsFromConfig } from './config.ts';
+import type { FanoutDatabase } from './db.ts';
+import { fanoutMigrations } from './migrations/index.ts';
+import { createFanout } from './service.ts';
+
+export async function runFanout(telemetry: Telemetry): Promise<void> {
+  const config = loadConfig();
+  const settings = settingsFromConfig(config);
+  const log = createLogger('fanout', config.LOG_LEVEL);
+  const db = createDb<FanoutDatabase>({ url: config.DATABASE_URL, applicationName: 'switchboard-fanout' });
+  const applied = await migrate(db, 'fanout', fanoutMigrations);
+  if (applied.length) log.info({ applied }, 'migrations applied');
+  const nc = await connectNats(config.NATS_URL, `fanout/${config.INSTANCE_ID}`);
+  const bus = await createBus(nc, config.INSTANCE_ID);
+  await bus.ensureStreams();
+  if (settings.allowPrivateTargets) {
+    log.warn('WEBHOOK_ALLOW_PRIVATE_TARGETS is set: webhooks may reach private and loopback addresses');
+  }
+
+  const fanout = await createFanout({ db, bus, log, settings });
+  await fanout.start();
+  log.info(
+    { instance: config.INSTANCE_ID, webhooks: fanout.supervisor.running().length },
+    'fanout delivering',
+  );
+
+  const health = config.HEALTH_PORT === undefined ? undefined : createHttpServer({ logger: log });
+  if (health && config.HEALTH_PORT !== undefined) {
+    health.get('/healthz', async (_req, reply) => {
+      const [database, nats] = await Promise.all([pingDb(db as unknown as Kysely<unknown>), pingNats(nc)]);
+      return reply.status(database && nats ? 200 : 503).send({ database, nats });
+    });
+    await health.listen({ host: '0.0.0.0', port: config.HEALTH_PORT });
+  }
+
+  handleShutdown(log, [
+    ['health', async () => health?.close()],
+    ['fanout', () => fanout.stop()],
+    ['nats', () => nc.drain()],
+    ['database', () => db.destroy()],
+    ['telemetry', () => telemetry.shutdown()],
+  ]);
+}

@@ -1,0 +1,284 @@
+import { Webhook as StandardWebhook } from 'standardwebhooks';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadConfig, settingsFromConfig } from '../src/config.ts';
+import { createDeliveryClient } from '../src/delivery/http-client.ts';
+import { isBlockedAddress } from '../src/domain/addresses.ts';
+import { parseDuration, parseDurationList } from '../src/domain/durations.ts';
+import { classify, errorClassOf } from '../src/domain/outcome.ts';
+import { DEFAULT_RETRY_SCHEDULE_MS, nextRetry, type RetryPolicy, withJitter } from '../src/domain/retry.ts';
+import { parseRetryAfter } from '../src/domain/retry-after.ts';
+import {
+  activeSecrets,
+  generateSecret,
+  sign,
+  signatureHeader,
+  webhookMessageId,
+} from '../src/domain/signing.ts';
+import { type Receiver, startReceiver } from './helpers.ts';
+
+const receivers: Receiver[] = [];
+afterAll(async () => {
+  await Promise.all(receivers.map((r) => r.close()));
+});
+
+const policy: RetryPolicy = {
+  schedule: DEFAULT_RETRY_SCHEDULE_MS,
+  jitter: 0.2,
+  throttleFloorMs: 60_000,
+  retryAfterCapMs: 36_000_000,
+};
+const plain = { throttled: false, retryAfterMs: undefined };
+
+describe('retry schedule', () => {
+  it('follows the default schedule: at once, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h', () => {
+    expect(DEFAULT_RETRY_SCHEDULE_MS).toEqual([0, 5e3, 3e5, 1.8e6, 7.2e6, 1.8e7, 3.6e7, 3.6e7]);
+    const mid = () => 0.5;
+    expect(nextRetry(policy, 1, plain, mid)).toEqual({ kind: 'retry', delayMs: 5_000 });
+    expect(nextRetry(policy, 7, plain, mid)).toEqual({ kind: 'retry', delayMs: 36_000_000 });
+    expect(nextRetry(policy, 8, plain, mid)).toEqual({ kind: 'exhausted' });
+  });
+
+  it('spreads delays by at most ±20 %', () => {
+    expect(withJitter(5_000, 0.2, () => 0)).toBe(4_000);
+    expect(withJitter(5_000, 0.2, () => 0.999_999)).toBe(6_000);
+    expect(withJitter(0, 0.2, () => 0)).toBe(0);
+    for (let i = 0; i < 200; i++) {
+      const d = withJitter(300_000, 0.2);
+      expect(d).toBeGreaterThanOrEqual(240_000);
+      expect(d).toBeLessThanOrEqual(360_000);
+    }
+  });
+
+  it('waits at least 60 s after a timeout or a 429, and honours a longer Retry-After up to the cap', () => {
+    const low = () => 0;
+    expect(nextRetry(policy, 1, { throttled: true, retryAfterMs: undefined }, low)).toEqual({
+      kind: 'retry',
+      delayMs: 60_000,
+    });
+    expect(nextRetry(policy, 1, { throttled: true, retryAfterMs: 2_000 }, low)).toEqual({
+      kind: 'retry',
+      delayMs: 60_000,
+    });
+    expect(nextRetry(policy, 1, { throttled: false, retryAfterMs: 120_000 }, low)).toEqual({
+      kind: 'retry',
+      delayMs: 120_000,
+    });
+    expect(nextRetry(policy, 1, { throttled: false, retryAfterMs: 1e12 }, low)).toEqual({
+      kind: 'retry',
+      delayMs: 36_000_000,
+    });
+    // A Retry-After shorter than the schedule does not hurry the retry.
+    expect(nextRetry(policy, 2, { throttled: false, retryAfterMs: 1_000 }, () => 0.5)).toEqual({
+      kind: 'retry',
+      delayMs: 300_000,
+    });
+  });
+
+  it('reads Retry-After as seconds or an HTTP date', () => {
+    const now = Date.parse('2025-01-01T00:00:00Z');
+    expect(parseRetryAfter('2', now)).toBe(2_000);
+    expect(parseRetryAfter(' 120 ', now)).toBe(120_000);
+    expect(parseRetryAfter('Wed, 01 Jan 2025 00:00:30 GMT', now)).toBe(30_000);
+    expect(parseRetryAfter('Tue, 31 Dec 2024 00:00:00 GMT', now)).toBe(0);
+    expect(parseRetryAfter('-1', now)).toBeUndefined();
+    expect(parseRetryAfter('1.5', now)).toBeUndefined();
+    expect(parseRetryAfter('soon', now)).toBeUndefined();
+    expect(parseRetryAfter(undefined, now)).toBeUndefined();
+  });
+
+  it('parses durations as operators write them', () => {
+    expect(parseDuration('250ms')).toBe(250);
+    expect(parseDuration('5s')).toBe(5_000);
+    expect(parseDuration('5m')).toBe(300_000);
+    expect(parseDuration('2h')).toBe(7_200_000);
+    expect(parseDuration('5d')).toBe(432_000_000);
+    expect(parseDuration('1500')).toBe(1_500);
+    expect(parseDuration('5 weeks')).toBeUndefined();
+    expect(parseDurationList('0,5s,5m')).toEqual([0, 5_000, 300_000]);
+    expect(parseDurationList('0,,5m')).toBeUndefined();
+  });
+});
+
+describe('outcomes', () => {
+  const response = (status: number, retryAfter?: string) =>
+    ({ kind: 'response', status, retryAfter, excerpt: '', durationMs: 1 }) as const;
+
+  it('classifies responses', () => {
+    expect(classify(response(200), 0).kind).toBe('success');
+    expect(classify(response(204), 0).kind).toBe('success');
+    expect(classify(response(410), 0).kind).toBe('gone');
+    expect(classify(response(302), 0)).toMatchObject({ kind: 'failure', throttled: false });
+    expect(classify(response(429), 0)).toMatchObject({ kind: 'failure', throttled: true });
+    expect(classify(response(503, '7'), 0)).toMatchObject({
+      kind: 'failure',
+      retryAfterMs: 7_000,
+      throttled: false,
+    });
+    expect(classify({ kind: 'error', errorClass: 'timeout', message: '', durationMs: 1 }, 0)).toMatchObject({
+      throttled: true,
+    });
+    expect(
+      classify({ kind: 'error', errorClass: 'connection', message: '', durationMs: 1 }, 0),
+    ).toMatchObject({ throttled: false });
+  });
+
+  it('names errors through their causes', () => {
+    expect(errorClassOf(Object.assign(new Error('x'), { code: 'ECONNREFUSED' }))).toBe('connection');
+    expect(errorClassOf(new AggregateError([Object.assign(new Error('x'), { code: 'ECONNREFUSED' })]))).toBe(
+      'connection',
+    );
+    expect(
+      errorClassOf(new Error('wrapped', { cause: Object.assign(new Error('y'), { code: 'ENOTFOUND' }) })),
+    ).toBe('dns');
+    expect(errorClassOf(new DOMException('timed out', 'TimeoutError'))).toBe('timeout');
+    expect(errorClassOf(Object.assign(new Error('x'), { code: 'UND_ERR_HEADERS_TIMEOUT' }))).toBe('timeout');
+    expect(errorClassOf(Object.assign(new Error('x'), { code: 'DEPTH_ZERO_SELF_SIGNED_CERT' }))).toBe('tls');
+    expect(errorClassOf('what')).toBe('other');
+  });
+});
+
+describe('signing', () => {
+  it('produces signatures standardwebhooks verifies, one per active secret', () => {
+    const current = generateSecret();
+    const previous = generateSecret();
+    const body = '{"object":"whatsapp_business_account","entry":[]}';
+    const id = webhookMessageId('8c4e7a5e-0000-4000-8000-000000000000', 'event-1');
+    const ts = Math.floor(Date.now() / 1000);
+    const header = signatureHeader([current, previous], id, ts, body);
+    const headers = { 'webhook-id': id, 'webhook-timestamp': String(ts), 'webhook-signature': header };
+    expect(header.split(' ')).toEqual([sign(current, id, ts, body), sign(previous, id, ts, body)]);
+    expect(new StandardWebhook(current).verify(body, headers)).toEqual(JSON.parse(body));
+    expect(new StandardWebhook(previous).verify(body, headers)).toEqual(JSON.parse(body));
+    expect(() => new StandardWebhook(generateSecret()).verify(body, headers)).toThrow();
+  });
+
+  it('keeps the previous secret only until its grace period ends', () => {
+    const now = new Date('2025-01-01T00:00:00Z');
+    expect(activeSecrets('a', 'b', new Date('2025-01-01T01:00:00Z'), now)).toEqual(['a', 'b']);
+    expect(activeSecrets('a', 'b', new Date('2024-12-31T23:00:00Z'), now)).toEqual(['a']);
+    expect(activeSecrets('a', null, null, now)).toEqual(['a']);
+  });
+
+  it('derives a stable webhook-id per event and webhook', () => {
+    expect(webhookMessageId('w1', 'e1')).toBe(webhookMessageId('w1', 'e1'));
+    expect(webhookMessageId('w1', 'e1')).not.toBe(webhookMessageId('w2', 'e1'));
+    expect(webhookMessageId('w1', 'e1')).not.toBe(webhookMessageId('w1', 'e2'));
+    expect(webhookMessageId('w1', 'e1')).toMatch(/^msg_[A-Za-z0-9_-]{32}$/);
+  });
+});
+
+describe('address guard', () => {
+  it('blocks loopback, private, link-local and their IPv6 spellings', () => {
+    for (const a of [
+      '127.0.0.1',
+      '127.8.9.10',
+      '10.0.0.1',
+      '172.16.5.4',
+      '192.168.1.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      '0.0.0.0',
+      '::1',
+      '[::1]',
+      '::',
+      '::ffff:127.0.0.1',
+      '::ffff:7f00:1',
+      '64:ff9b::a00:1',
+      'fe80::1',
+      'fe80::1%eth0',
+      'fd00:ec2::254',
+      'fc00::1',
+      '2002:7f00:1::',
+    ]) {
+      expect([a, isBlockedAddress(a)]).toEqual([a, true]);
+    }
+    for (const a of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '::ffff:8.8.8.8']) {
+      expect([a, isBlockedAddress(a)]).toEqual([a, false]);
+    }
+  });
+});
+
+describe('delivery client', () => {
+  it('refuses private targets at connect time unless allowed', async () => {
+    const r = await startReceiver();
+    receivers.push(r);
+    const guarded = createDeliveryClient({ allowPrivateTargets: false, attemptTimeoutMs: 2_000 });
+    const open = createDeliveryClient({ allowPrivateTargets: true, attemptTimeoutMs: 2_000 });
+    try {
+      for (const host of ['127.0.0.1', '[::ffff:127.0.0.1]', 'localhost']) {
+        const result = await guarded.post(`http://${host}:${r.port}/`, {}, '{}');
+        expect([host, result]).toMatchObject([host, { kind: 'error', errorClass: 'blocked_address' }]);
+      }
+      expect(r.requests).toHaveLength(0);
+      expect(await open.post(`http://127.0.0.1:${r.port}/`, {}, '{}')).toMatchObject({
+        kind: 'response',
+        status: 200,
+      });
+    } finally {
+      await guarded.close();
+      await open.close();
+    }
+  });
+
+  it('does not follow redirects, cuts the excerpt at 4 KB and names timeouts and refusals', async () => {
+    const redirect = await startReceiver(() => ({
+      status: 302,
+      headers: { location: 'http://127.0.0.1:1/' },
+    }));
+    const big = await startReceiver(() => ({ status: 500, body: 'x'.repeat(100_000) }));
+    const slow = await startReceiver(() => ({ status: 200, delayMs: 2_000 }));
+    const dead = await startReceiver();
+    await dead.close();
+    receivers.push(redirect, big, slow);
+    const client = createDeliveryClient({ allowPrivateTargets: true, attemptTimeoutMs: 300 });
+    try {
+      expect(await client.post(redirect.url, {}, '{}')).toMatchObject({ kind: 'response', status: 302 });
+      const large = await client.post(big.url, {}, '{}');
+      expect(large.kind === 'response' && large.excerpt.length).toBe(4096);
+      expect(await client.post(slow.url, {}, '{}')).toMatchObject({ kind: 'error', errorClass: 'timeout' });
+      expect(await client.post(dead.url, {}, '{}')).toMatchObject({
+        kind: 'error',
+        errorClass: 'connection',
+      });
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('configuration', () => {
+  const env = { DATABASE_URL: 'postgres://u@127.0.0.1/db' };
+
+  it('has the documented defaults', () => {
+    const s = settingsFromConfig(loadConfig(env));
+    expect(s).toMatchObject({
+      allowPrivateTargets: false,
+      attemptTimeoutMs: 15_000,
+      ackWaitMs: 30_000,
+      concurrency: 16,
+      disableAfterMs: 5 * 86_400_000,
+      rotationGraceMs: 86_400_000,
+    });
+    expect(s.retry).toEqual({
+      schedule: DEFAULT_RETRY_SCHEDULE_MS,
+      jitter: 0.2,
+      throttleFloorMs: 60_000,
+      retryAfterCapMs: 36_000_000,
+    });
+  });
+
+  it('reads overrides and refuses an ack wait shorter than an attempt', () => {
+    const s = settingsFromConfig(
+      loadConfig({
+        ...env,
+        WEBHOOK_ALLOW_PRIVATE_TARGETS: 'True',
+        WEBHOOK_RETRY_SCHEDULE: '0,1s,1m',
+        WEBHOOK_ATTEMPT_TIMEOUT: '5s',
+      }),
+    );
+    expect(s).toMatchObject({ allowPrivateTargets: true, attemptTimeoutMs: 5_000, ackWaitMs: 20_000 });
+    expect(s.retry.schedule).toEqual([0, 1_000, 60_000]);
+    expect(() => loadConfig({ ...env, WEBHOOK_ACK_WAIT: '10s' })).toThrow(/WEBHOOK_ACK_WAIT/);
+    expect(() => loadConfig({ ...env, WEBHOOK_RETRY_SCHEDULE: 'soon' })).toThrow(/WEBHOOK_RETRY_SCHEDULE/);
+  });
+});

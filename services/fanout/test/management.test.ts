@@ -1,0 +1,322 @@
+import {
+  createHttpServer,
+  createLogger,
+  errors,
+  type HttpServer,
+  installInboxErrorHandling,
+  registerOpenApi,
+} from '@switchboard/kit';
+import { waitFor } from '@switchboard/kit/testing';
+import type { Principal } from '@switchboard/proto';
+import { fanoutRpc } from '@switchboard/proto';
+import { Webhook as StandardWebhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { registerWebhookRoutes } from '../../gateway/src/routes/webhooks.ts';
+import { admin, type Harness, principal, type Receiver, startHarness, startReceiver } from './helpers.ts';
+
+const alice = principal(2);
+const bob = principal(3);
+const configurator = principal(4, 'configurator');
+const tokens: Record<string, Principal> = { admin, alice, bob, configurator };
+
+let h: Harness;
+let app: HttpServer;
+const receivers: Receiver[] = [];
+
+beforeAll(async () => {
+  h = await startHarness();
+  app = createHttpServer({ logger: createLogger('gateway-test', 'silent') });
+  installInboxErrorHandling(app);
+  await registerOpenApi(app, {
+    title: 'test',
+    version: '1',
+    description: 'test',
+    jsonPath: '/api/v1/schema/',
+    docsPrefix: '/api/v1/docs',
+    securitySchemes: { token: { type: 'apiKey', in: 'header', name: 'Authorization' } },
+  });
+  await registerWebhookRoutes(app, {
+    bus: h.bus,
+    authenticate: async (req) => {
+      const token = /^Token (\w+)$/.exec(req.headers.authorization ?? '')?.[1];
+      const p = token ? tokens[token] : undefined;
+      if (!p) throw errors.unauthorized();
+      return p;
+    },
+  });
+  await app.ready();
+});
+afterAll(async () => {
+  await app.close();
+  await h.stop();
+  await Promise.all(receivers.map((r) => r.close()));
+});
+
+const auth = (who: string) => ({ authorization: `Token ${who}` });
+
+async function createVia(who: string, url: string, extra: Record<string, unknown> = {}) {
+  const res = await app.inject({
+    method: 'POST',
+    url: '/api/v1/webhooks/waba/',
+    headers: auth(who),
+    payload: { url, ...extra },
+  });
+  return res;
+}
+
+describe('webhook resources over HTTP', () => {
+  it('creates a webhook and shows the secret only in that response', async () => {
+    const res = await createVia('alice', 'https://example.com/hook', { headers: { 'X-Api-Key': 'k1' } });
+    expect(res.statusCode).toBe(201);
+    const created = res.json();
+    expect(created).toMatchObject({
+      url: 'https://example.com/hook',
+      owner: 2,
+      enabled: true,
+      ordered: false,
+      headers: { 'X-Api-Key': 'k1' },
+    });
+    expect(created.secret).toMatch(/^whsec_/);
+    // The secret is a valid Standard Webhooks key.
+    expect(() => new StandardWebhook(created.secret)).not.toThrow();
+
+    const got = await app.inject({ url: `/api/v1/webhooks/waba/${created.id}/`, headers: auth('alice') });
+    expect(got.statusCode).toBe(200);
+    expect(got.json()).not.toHaveProperty('secret');
+    const list = await app.inject({ url: '/api/v1/webhooks/waba/', headers: auth('alice') });
+    expect(JSON.stringify(list.json())).not.toContain('whsec_');
+  });
+
+  it('lets users see and change only their own webhooks; admins and the configurator manage all', async () => {
+    const mine = (await createVia('bob', 'https://example.com/bob')).json();
+    const theirs = (await createVia('alice', 'https://example.com/alice')).json();
+
+    const bobList = (await app.inject({ url: '/api/v1/webhooks/waba/', headers: auth('bob') })).json();
+    expect(bobList.results.map((w: { owner: number }) => w.owner)).toEqual([3]);
+    expect(
+      (await app.inject({ url: `/api/v1/webhooks/waba/${theirs.id}/`, headers: auth('bob') })).statusCode,
+    ).toBe(404);
+    const patchOther = await app.inject({
+      method: 'PATCH',
+      url: `/api/v1/webhooks/waba/${theirs.id}/`,
+      headers: auth('bob'),
+      payload: { enabled: false },
+    });
+    expect(patchOther.statusCode).toBe(404);
+    expect(patchOther.json()).toMatchObject({ code: 'not_found' });
+
+    for (const who of ['admin', 'configurator']) {
+      const all = (await app.inject({ url: '/api/v1/webhooks/waba/?limit=100', headers: auth(who) })).json();
+      const ids = all.results.map((w: { id: string }) => w.id);
+      expect(ids).toEqual(expect.arrayContaining([mine.id, theirs.id]));
+    }
+    const onlyBob = (
+      await app.inject({ url: '/api/v1/webhooks/waba/?owner=3', headers: auth('admin') })
+    ).json();
+    expect(onlyBob.results.every((w: { owner: number }) => w.owner === 3)).toBe(true);
+
+    const put = await app.inject({
+      method: 'PUT',
+      url: `/api/v1/webhooks/waba/${mine.id}/`,
+      headers: auth('admin'),
+      payload: { url: 'https://example.org/new' },
+    });
+    expect(put.statusCode).toBe(200);
+    expect(put.json()).toMatchObject({ url: 'https://example.org/new', owner: 3 });
+
+    const del = await app.inject({
+      method: 'DELETE',
+      url: `/api/v1/webhooks/waba/${mine.id}/`,
+      headers: auth('bob'),
+    });
+    expect(del.statusCode).toBe(204);
+    expect(
+      (await app.inject({ url: `/api/v1/webhooks/waba/${mine.id}/`, headers: auth('admin') })).statusCode,
+    ).toBe(404);
+    // Its durables go with it.
+    const jsm = await h.bus.js.jetstreamManager();
+    const names: string[] = [];
+    for await (const c of jsm.consumers.list(`sb_${h.bus.instance}_events`)) names.push(c.name);
+    expect(names.some((n) => n.includes(mine.id))).toBe(false);
+    expect(names.filter((n) => n.includes(theirs.id))).toHaveLength(2);
+  });
+
+  it('answers in the inbox error shape', async () => {
+    expect((await app.inject({ url: '/api/v1/webhooks/waba/' })).statusCode).toBe(401);
+    const badUrl = await createVia('alice', 'ftp://example.com/');
+    expect(badUrl.statusCode).toBe(400);
+    expect(badUrl.json()).toMatchObject({ code: 'validation_error', fields: { url: [expect.any(String)] } });
+    const reserved = await createVia('alice', 'https://example.com/', {
+      headers: { 'Webhook-Signature': 'x' },
+    });
+    expect(reserved.statusCode).toBe(400);
+    expect(reserved.json().code).toBe('validation_error');
+    const creds = await createVia('alice', 'https://user:pw@example.com/');
+    expect(creds.statusCode).toBe(400);
+    const missing = await app.inject({ url: '/api/v1/webhooks/waba/not-a-uuid/', headers: auth('admin') });
+    expect(missing.statusCode).toBe(404);
+    expect(missing.json()).toEqual({ code: 'not_found', reason: 'No such webhook.' });
+  });
+
+  it('pages lists with count, next and previous', async () => {
+    for (let i = 0; i < 3; i++) await createVia('configurator', `https://example.com/page/${i}`);
+    const first = (
+      await app.inject({ url: '/api/v1/webhooks/waba/?limit=2', headers: auth('configurator') })
+    ).json();
+    expect(first.count).toBeGreaterThanOrEqual(3);
+    expect(first.results).toHaveLength(2);
+    expect(first.previous).toBeNull();
+    expect(first.next).toMatch(/\/api\/v1\/webhooks\/waba\/\?limit=2&offset=2$/);
+    const second = (
+      await app.inject({ url: '/api/v1/webhooks/waba/?limit=2&offset=2', headers: auth('configurator') })
+    ).json();
+    expect(second.previous).toMatch(/offset=0$/);
+  });
+
+  it('tests a webhook, logs the attempt and shows it under deliveries', async () => {
+    const r = await startReceiver(() => ({ status: 202, body: 'thanks' }));
+    receivers.push(r);
+    const created = (await createVia('alice', r.url)).json();
+    const test = await app.inject({
+      url: `/api/v1/webhooks/waba/${created.id}/test/`,
+      headers: auth('alice'),
+    });
+    expect(test.statusCode).toBe(200);
+    expect(test.json()).toMatchObject({
+      success: true,
+      status_code: 202,
+      error_class: null,
+      response_excerpt: 'thanks',
+    });
+    expect(r.requests).toHaveLength(1);
+    const [req] = r.requests;
+    if (!req) throw new Error('no test request');
+    const body = JSON.parse(req.body);
+    expect(body).toMatchObject({ object: 'whatsapp_business_account', test: true });
+    expect(body.entry[0].changes[0].value.messages[0].type).toBe('text');
+    expect(
+      new StandardWebhook(created.secret).verify(req.body, {
+        'webhook-id': String(req.headers['webhook-id']),
+        'webhook-timestamp': String(req.headers['webhook-timestamp']),
+        'webhook-signature': String(req.headers['webhook-signature']),
+      }),
+    ).toBeTruthy();
+
+    const deliveries = await app.inject({
+      url: `/api/v1/webhooks/waba/${created.id}/deliveries/`,
+      headers: auth('alice'),
+    });
+    expect(deliveries.statusCode).toBe(200);
+    expect(deliveries.json()).toMatchObject({
+      count: 1,
+      next: null,
+      results: [{ trigger: 'test', success: true, status_code: 202, message_id: test.json().message_id }],
+    });
+  });
+
+  it('logs awkward responses: NUL bytes dropped, quotes, braces, backslashes and Unicode kept', async () => {
+    const r = await startReceiver(() => ({ status: 500, body: 'a\u0000b "q" {x,y} \\ é 🚀' }));
+    receivers.push(r);
+    const created = (await createVia('alice', r.url)).json();
+    await app.inject({ url: `/api/v1/webhooks/waba/${created.id}/test/`, headers: auth('alice') });
+    const deliveries = await app.inject({
+      url: `/api/v1/webhooks/waba/${created.id}/deliveries/`,
+      headers: auth('alice'),
+    });
+    expect(deliveries.json().results[0]).toMatchObject({
+      success: false,
+      status_code: 500,
+      error_class: 'http_status',
+      response_excerpt: 'ab "q" {x,y} \\ é 🚀',
+    });
+  });
+
+  it('rotates the secret and replays nothing when nothing failed', async () => {
+    const created = (await createVia('alice', 'https://example.com/rotate')).json();
+    const rotated = await app.inject({
+      method: 'POST',
+      url: `/api/v1/webhooks/waba/${created.id}/rotate_secret/`,
+      headers: auth('alice'),
+    });
+    expect(rotated.statusCode).toBe(200);
+    expect(rotated.json().secret).toMatch(/^whsec_/);
+    expect(rotated.json().secret).not.toBe(created.secret);
+    expect(rotated.json().previous_secret_expires_at).not.toBeNull();
+    const replay = await app.inject({
+      method: 'POST',
+      url: `/api/v1/webhooks/waba/${created.id}/replay/`,
+      headers: auth('alice'),
+      payload: { since: '2020-01-01T00:00:00Z' },
+    });
+    expect(replay.statusCode).toBe(202);
+    expect(replay.json()).toEqual({ replayed: 0 });
+  });
+
+  it('records webhook changes in the event log', async () => {
+    const created = (await createVia('alice', 'https://example.com/audited')).json();
+    const seen: unknown[] = [];
+    const consumer = await h.bus.js.consumers.get(`sb_${h.bus.instance}_commands`);
+    const messages = await consumer.consume();
+    const done = (async () => {
+      for await (const m of messages) {
+        seen.push(m.json());
+      }
+    })();
+    await waitFor(
+      async () =>
+        seen.some(
+          (e) => JSON.stringify(e).includes(created.id) && JSON.stringify(e).includes('webhook.created'),
+        ),
+      5_000,
+      'audit entry',
+    );
+    await messages.close();
+    await done;
+    const entry = seen.find((e) => JSON.stringify(e).includes(created.id));
+    expect(entry).toMatchObject({
+      action: 'webhook.created',
+      target_type: 'webhook',
+      actor: { user_id: 2, username: 'user2' },
+    });
+    expect(JSON.stringify(entry)).not.toContain('whsec_');
+  });
+
+  it('describes every route in the OpenAPI document', async () => {
+    const res = await app.inject({ url: '/api/v1/schema/' });
+    if (res.statusCode !== 200) throw new Error(res.body);
+    const doc = res.json();
+    const paths = Object.keys(doc.paths);
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        '/api/v1/webhooks/waba/',
+        '/api/v1/webhooks/waba/{id}/',
+        '/api/v1/webhooks/waba/{id}/test/',
+        '/api/v1/webhooks/waba/{id}/deliveries/',
+        '/api/v1/webhooks/waba/{id}/replay/',
+      ]),
+    );
+  });
+
+  it('maps a missing fan-out service to 503', async () => {
+    const other = createHttpServer({ logger: createLogger('gateway-test', 'silent') });
+    installInboxErrorHandling(other);
+    const { createBus, instanceId } = await import('@switchboard/proto');
+    const lonely = await createBus(h.nc, instanceId('nobody-home'));
+    await registerWebhookRoutes(other, { bus: lonely, authenticate: async () => admin });
+    const res = await other.inject({ url: '/api/v1/webhooks/waba/' });
+    expect(res.statusCode).toBe(503);
+    expect(res.json().code).toBe('webhook_service_unavailable');
+    await other.close();
+  });
+
+  it('serves the same operations over the bus', async () => {
+    const created = await h.bus.request(fanoutRpc.create, {
+      principal: alice,
+      url: 'https://example.com/rpc',
+    });
+    const err = await h.bus
+      .request(fanoutRpc.get, { principal: bob, id: created.id })
+      .catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'not_found', status: 404 });
+  });
+});

@@ -1,0 +1,117 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { testNatsUrl, waitFor } from '@switchboard/kit/testing';
+import type { NetworkEvent } from '@switchboard/proto';
+import { fanoutRpc } from '@switchboard/proto';
+import { afterAll, describe, expect, it } from 'vitest';
+import { admin, type Harness, publishEvent, type Receiver, startHarness, startReceiver } from './helpers.ts';
+
+const harnesses: Harness[] = [];
+const receivers: Receiver[] = [];
+const children: ChildProcess[] = [];
+
+afterAll(async () => {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  for (const h of harnesses) await h.stop();
+  await Promise.all(receivers.map((r) => r.close()));
+});
+
+const mainTs = fileURLToPath(new URL('../src/main.ts', import.meta.url));
+
+function spawnFanout(h: Harness, output: string[]): ChildProcess {
+  const child = spawn(process.execPath, [mainTs], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      DATABASE_URL: h.database.url,
+      NATS_URL: testNatsUrl(),
+      INSTANCE_ID: h.bus.instance,
+      LOG_LEVEL: 'info',
+      OTEL_SDK_DISABLED: 'true',
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      WEBHOOK_ATTEMPT_TIMEOUT: '1s',
+      // Short, so what the killed worker held comes back quickly.
+      WEBHOOK_ACK_WAIT: '2500ms',
+      WEBHOOK_RETRY_SCHEDULE: '0,100ms,100ms,100ms,100ms',
+      WEBHOOK_RETRY_JITTER: '0',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout?.on('data', (b: Buffer) => output.push(b.toString()));
+  child.stderr?.on('data', (b: Buffer) => output.push(b.toString()));
+  children.push(child);
+  return child;
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once('exit', () => resolve()));
+}
+
+describe('fanout workers', () => {
+  it('splits one webhook between two workers: both deliver, nothing twice', async () => {
+    const h = await startHarness();
+    harnesses.push(h);
+    const second = await h.startWorker();
+    const r = await startReceiver(() => ({ status: 200, delayMs: 15 }));
+    receivers.push(r);
+    await h.createWebhook(r.url);
+    await waitFor(async () => second.supervisor.running().length === 1, 10_000, 'second worker consuming');
+    const events: NetworkEvent[] = [];
+    for (let i = 0; i < 80; i++) events.push(await publishEvent(h.bus, `shared ${i}`));
+    await waitFor(
+      async () => events.every((e) => r.forEvent(e.event_id).length >= 1),
+      15_000,
+      'all delivered',
+    );
+    for (const e of events) expect(r.forEvent(e.event_id)).toHaveLength(1);
+    const first = h.fanout.stats().attempts;
+    const other = second.stats().attempts;
+    expect(first + other).toBe(80);
+    expect(first).toBeGreaterThan(0);
+    expect(other).toBeGreaterThan(0);
+  });
+
+  it('loses nothing when a fanout process is killed mid-stream', async () => {
+    const h = await startHarness(undefined, { worker: false });
+    harnesses.push(h);
+    const output: string[] = [];
+    const first = spawnFanout(h, output);
+    const rs = [
+      await startReceiver(() => ({ status: 200, delayMs: 25 })),
+      await startReceiver(() => ({ status: 200, delayMs: 25 })),
+    ];
+    receivers.push(...rs);
+    // The child answers management requests once it is up.
+    await waitFor(
+      async () => {
+        await h.bus.request(fanoutRpc.list, { principal: admin, limit: 1, offset: 0 }, { timeoutMs: 500 });
+        return true;
+      },
+      30_000,
+      'fanout child answering',
+    ).catch((err: unknown) => {
+      throw new Error(`${String(err)}\n${output.join('')}`);
+    });
+    for (const r of rs) await h.createWebhook(r.url);
+
+    const events: NetworkEvent[] = [];
+    for (let i = 0; i < 120; i++) events.push(await publishEvent(h.bus, `stream ${i}`));
+    await waitFor(async () => rs.every((r) => r.requests.length >= 15), 20_000, 'deliveries under way');
+    first.kill('SIGKILL');
+    await exited(first);
+    const deliveredBeforeKill = rs.map((r) => r.requests.length);
+    expect(deliveredBeforeKill.every((n) => n < 120)).toBe(true);
+
+    const second = spawnFanout(h, output);
+    await waitFor(
+      async () => rs.every((r) => events.every((e) => r.forEvent(e.event_id).length >= 1)),
+      40_000,
+      'every event at every webhook',
+    ).catch((err: unknown) => {
+      throw new Error(`${String(err)}\n${output.join('')}`);
+    });
+    second.kill('SIGTERM');
+    await exited(second);
+    expect(second.exitCode).toBe(0);
+  });
+});

@@ -1,0 +1,333 @@
+import { AppError, type HttpServer, pageLinks } from '@switchboard/kit';
+import {
+  type Bus,
+  BusRequestError,
+  DeliveryAttemptSchema,
+  fanoutRpc,
+  type Principal,
+  ReplayResultSchema,
+  TestOutcomeSchema,
+  WEBHOOK_TEST_RPC_TIMEOUT_MS,
+  WebhookHeadersSchema,
+  WebhookSchema,
+  WebhookSecretSchema,
+  WebhookUrlSchema,
+  WebhookWithSecretSchema,
+} from '@switchboard/proto';
+import type { FastifyRequest } from 'fastify';
+import { z } from 'zod';
+
+const tags = ['webhooks'];
+const security = [{ token: [] }];
+const BASE = '/api/v1/webhooks/waba/';
+
+const Webhook = WebhookSchema.meta({
+  id: 'Webhook',
+  description:
+    'A per-user webhook: every inbound message and status update is POSTed to `url` with the network body ' +
+    'unchanged and Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`).',
+});
+const WebhookCreated = WebhookWithSecretSchema.meta({
+  id: 'WebhookWithSecret',
+  description: 'The webhook and its signing secret. The secret is shown only here: store it now.',
+});
+const DeliveryAttempt = DeliveryAttemptSchema.meta({ id: 'WebhookDeliveryAttempt' });
+const TestOutcome = TestOutcomeSchema.meta({ id: 'WebhookTestOutcome' });
+
+const IdParams = z.object({ id: z.string().max(100) });
+const Paging = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+const ListQuery = Paging.extend({
+  owner: z.coerce.number().int().positive().optional().describe('Admins only: webhooks of this user'),
+});
+
+function page<T extends z.ZodType>(item: T) {
+  return z.object({
+    count: z.number().int(),
+    next: z.string().nullable(),
+    previous: z.string().nullable(),
+    results: z.array(item),
+  });
+}
+
+const CreateBody = z.object({
+  url: WebhookUrlSchema,
+  enabled: z.boolean().optional(),
+  ordered: z.boolean().optional().describe('Deliver one event at a time, in order (default false)'),
+  headers: WebhookHeadersSchema.optional(),
+  secret: WebhookSecretSchema.optional().describe('Bring your own secret; one is generated when absent'),
+});
+const UpdateFields = {
+  enabled: z.boolean().optional().describe('false pauses deliveries; true resumes them and clears a disable'),
+  ordered: z.boolean().optional(),
+  headers: WebhookHeadersSchema.optional().describe('Replaces all static headers'),
+};
+const PutBody = z.object({ url: WebhookUrlSchema, ...UpdateFields });
+const PatchBody = z.object({ url: WebhookUrlSchema.optional(), ...UpdateFields });
+const ReplayBody = z.object({
+  since: z
+    .union([z.number().int().nonnegative(), z.iso.datetime({ offset: true })])
+    .describe('POSIX seconds or an ISO 8601 date-time: events dead-lettered since then are sent again'),
+});
+
+/** Field-level fan-out refusals, reported like the request validation the client would expect. */
+const FIELD_CODES: Record<string, string> = { invalid_url: 'url' };
+
+/** Maps a failed fan-out request to the inbox error shape. */
+export function webhookError(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  if (err instanceof BusRequestError) {
+    const field = FIELD_CODES[err.code];
+    if (field) {
+      return new AppError(400, 'validation_error', 'The request is not valid.', {
+        fields: { [field]: [err.message] },
+      });
+    }
+    if (err.code === 'invalid_request') {
+      return new AppError(400, 'validation_error', 'The request is not valid.', {
+        fields: { non_field_errors: [err.message] },
+      });
+    }
+    if (err.status >= 500 && err.status !== 503) {
+      return new AppError(502, 'webhook_service_error', 'The webhook service failed to handle the request.');
+    }
+    return new AppError(err.status, err.code, err.message);
+  }
+  // No responder or a timeout: no fanout process is answering.
+  return new AppError(503, 'webhook_service_unavailable', 'The webhook service is not answering; try again.');
+}
+
+function baseUrl(req: FastifyRequest): string {
+  return `${req.protocol}://${req.host}`;
+}
+
+function sinceMs(since: number | string): number {
+  return typeof since === 'number' ? since * 1000 : Date.parse(since);
+}
+
+/**
+ * `webhooks/waba/`: per-user webhooks, served by the fan-out service over request/reply.
+ * Admins and the configurator manage every webhook; a user creates, sees and edits only their
+ * own (others' answer 404). The secret is returned only on creation and rotation.
+ */
+export async function registerWebhookRoutes(
+  app: HttpServer,
+  deps: { bus: Bus; authenticate: (req: FastifyRequest) => Promise<Principal> },
+): Promise<void> {
+  const { bus, authenticate } = deps;
+  const call = async <T>(run: () => Promise<T>): Promise<T> => {
+    try {
+      return await run();
+    } catch (err) {
+      throw webhookError(err);
+    }
+  };
+
+  app.get(
+    BASE,
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'List webhooks',
+        description: 'Admins and the configurator see every webhook; users see their own.',
+        querystring: ListQuery,
+        response: { 200: page(Webhook) },
+      },
+    },
+    async (req) => {
+      const principal = await authenticate(req);
+      const { limit, offset, owner } = req.query;
+      const { count, results } = await call(() =>
+        bus.request(fanoutRpc.list, { principal, limit, offset, ...(owner !== undefined ? { owner } : {}) }),
+      );
+      return { count, ...pageLinks(req.url, baseUrl(req), count, limit, offset), results };
+    },
+  );
+
+  app.post(
+    BASE,
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Create a webhook',
+        description: 'The new webhook receives every event published after this call returns.',
+        body: CreateBody,
+        response: { 201: WebhookCreated },
+      },
+    },
+    async (req, reply) => {
+      const principal = await authenticate(req);
+      const b = req.body;
+      const created = await call(() =>
+        bus.request(fanoutRpc.create, {
+          principal,
+          url: b.url,
+          ...(b.enabled !== undefined ? { enabled: b.enabled } : {}),
+          ...(b.ordered !== undefined ? { ordered: b.ordered } : {}),
+          ...(b.headers !== undefined ? { headers: b.headers } : {}),
+          ...(b.secret !== undefined ? { secret: b.secret } : {}),
+        }),
+      );
+      return reply.status(201).send(created);
+    },
+  );
+
+  app.get(
+    `${BASE}:id/`,
+    {
+      schema: { tags, security, summary: 'Inspect a webhook', params: IdParams, response: { 200: Webhook } },
+    },
+    async (req) => {
+      const principal = await authenticate(req);
+      return call(() => bus.request(fanoutRpc.get, { principal, id: req.params.id }));
+    },
+  );
+
+  const update = (summary: string, body: typeof PutBody | typeof PatchBody) =>
+    ({
+      schema: { tags, security, summary, params: IdParams, body, response: { 200: Webhook } },
+    }) as const;
+
+  const applyUpdate = async (req: FastifyRequest, id: string, b: z.output<typeof PatchBody>) => {
+    const principal = await authenticate(req);
+    return call(() =>
+      bus.request(fanoutRpc.update, {
+        principal,
+        id,
+        ...(b.url !== undefined ? { url: b.url } : {}),
+        ...(b.enabled !== undefined ? { enabled: b.enabled } : {}),
+        ...(b.ordered !== undefined ? { ordered: b.ordered } : {}),
+        ...(b.headers !== undefined ? { headers: b.headers } : {}),
+      }),
+    );
+  };
+
+  app.put(`${BASE}:id/`, update('Re-target a webhook', PutBody), async (req) =>
+    applyUpdate(req, req.params.id, req.body),
+  );
+  app.patch(`${BASE}:id/`, update('Update a webhook', PatchBody), async (req) =>
+    applyUpdate(req, req.params.id, req.body),
+  );
+
+  app.delete(
+    `${BASE}:id/`,
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Delete a webhook',
+        description: 'Deliveries stop at once; its attempt log and dead letters are deleted with it.',
+        params: IdParams,
+        response: { 204: z.null() },
+      },
+    },
+    async (req, reply) => {
+      const principal = await authenticate(req);
+      await call(() => bus.request(fanoutRpc.delete, { principal, id: req.params.id }));
+      return reply.status(204).send(null);
+    },
+  );
+
+  app.get(
+    `${BASE}:id/test/`,
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Test a webhook',
+        description:
+          'Sends one network-shaped test event (marked `"test": true`) to the webhook now, signed like every ' +
+          'delivery, and returns the outcome of that attempt. No retries; works on disabled webhooks too.',
+        params: IdParams,
+        response: { 200: TestOutcome },
+      },
+    },
+    async (req) => {
+      const principal = await authenticate(req);
+      return call(() =>
+        bus.request(
+          fanoutRpc.test,
+          { principal, id: req.params.id },
+          { timeoutMs: WEBHOOK_TEST_RPC_TIMEOUT_MS },
+        ),
+      );
+    },
+  );
+
+  app.get(
+    `${BASE}:id/deliveries/`,
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Delivery attempts of a webhook',
+        description:
+          'Every attempt, newest first: status, duration, error class, first 4 KB of the response.',
+        params: IdParams,
+        querystring: Paging,
+        response: { 200: page(DeliveryAttempt) },
+      },
+    },
+    async (req) => {
+      const principal = await authenticate(req);
+      const { limit, offset } = req.query;
+      const { count, results } = await call(() =>
+        bus.request(fanoutRpc.deliveries, { principal, id: req.params.id, limit, offset }),
+      );
+      return { count, ...pageLinks(req.url, baseUrl(req), count, limit, offset), results };
+    },
+  );
+
+  app.post(
+    `${BASE}:id/replay/`,
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Replay failed events',
+        description:
+          'Queues again every event this webhook gave up on (attempts exhausted, 410, disabled for failing) since ' +
+          '`since`, with its original `webhook-id`. The webhook must be enabled.',
+        params: IdParams,
+        body: ReplayBody,
+        response: { 202: ReplayResultSchema },
+      },
+    },
+    async (req, reply) => {
+      const principal = await authenticate(req);
+      const since = sinceMs(req.body.since);
+      const result = await call(() =>
+        bus.request(
+          fanoutRpc.replay,
+          { principal, id: req.params.id, since_ms: since },
+          { timeoutMs: 60_000 },
+        ),
+      );
+      return reply.status(202).send(result);
+    },
+  );
+
+  app.post(
+    `${BASE}:id/rotate_secret/`,
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Rotate the signing secret',
+        description:
+          'Returns the new secret (shown only here). For 24 hours deliveries carry signatures of both the new and ' +
+          'the previous secret, so receivers can switch without losing events.',
+        params: IdParams,
+        response: { 200: WebhookCreated },
+      },
+    },
+    async (req) => {
+      const principal = await authenticate(req);
+      return call(() => bus.request(fanoutRpc.rotateSecret, { principal, id: req.params.id }));
+    },
+  );
+}

@@ -1,0 +1,131 @@
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { type OtlpReceiver, startOtlpReceiver, waitFor } from '@switchboard/kit/testing';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Inbox, startInbox } from './support/inbox.ts';
+
+interface Received {
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+async function receiver(): Promise<{ url: string; got: Received[]; close(): Promise<void> }> {
+  const got: Received[] = [];
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      got.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const addr = server.address();
+  if (!addr || typeof addr === 'string') throw new Error('no port');
+  return {
+    url: `http://127.0.0.1:${addr.port}/hook`,
+    got,
+    close: () => new Promise((r) => server.close(() => r())),
+  };
+}
+
+let inbox: Inbox;
+let otlp: OtlpReceiver;
+let admin: string;
+
+beforeAll(async () => {
+  otlp = await startOtlpReceiver();
+  inbox = await startInbox({
+    fanout: true,
+    env: { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint, OTEL_BSP_SCHEDULE_DELAY: '100' },
+  });
+  admin = await inbox.login();
+});
+afterAll(async () => {
+  await inbox?.stop();
+  await otlp?.close();
+});
+
+describe('network webhook → chats → fan-out', () => {
+  it('delivers every customer message and status to every webhook, unchanged and signed, in one trace', async () => {
+    const receivers = await Promise.all([receiver(), receiver()]);
+    const secrets: string[] = [];
+    for (const r of receivers) {
+      const res = await inbox.api('POST', '/api/v1/webhooks/waba/', { token: admin, body: { url: r.url } });
+      expect(res.status).toBe(201);
+      secrets.push(((await res.json()) as { secret: string }).secret);
+    }
+
+    const waId = '491700000099';
+    const sent = await inbox.customerSays(waId, {
+      type: 'text',
+      text: { body: 'fan me out' },
+      profile_name: 'Fan',
+    });
+    await waitFor(
+      async () => receivers.every((r) => r.got.some((g) => g.body.includes(sent.id))),
+      30_000,
+      'both webhooks received the message',
+    );
+
+    // The body is exactly what the network posted to the inbox, byte for byte.
+    const posted = (await (
+      await fetch(`${inbox.sandbox.url}/sandbox/webhook-deliveries?wamid=${encodeURIComponent(sent.id)}`)
+    ).json()) as { deliveries: Array<{ body: string | Record<string, unknown> }> };
+    const first = posted.deliveries[0]?.body;
+    const networkBody = typeof first === 'string' ? first : JSON.stringify(first);
+    receivers.forEach((r, i) => {
+      const got = r.got.find((g) => g.body.includes(sent.id));
+      if (!got) throw new Error('not received');
+      const headers = {
+        'webhook-id': String(got.headers['webhook-id']),
+        'webhook-timestamp': String(got.headers['webhook-timestamp']),
+        'webhook-signature': String(got.headers['webhook-signature']),
+      };
+      expect(got.body).toBe(networkBody);
+      expect(() => new Webhook(secrets[i] ?? '').verify(got.body, headers)).not.toThrow();
+      expect(JSON.parse(got.body)).toMatchObject({
+        object: 'whatsapp_business_account',
+        entry: [{ changes: [{ value: { messages: [{ id: sent.id, text: { body: 'fan me out' } }] } }] }],
+      });
+    });
+
+    // A reply's statuses reach the webhooks too.
+    const reply = await inbox.api('POST', '/api/v1/messages/', {
+      token: admin,
+      body: { wa_id: waId, type: 'text', text: { body: 'thanks' } },
+    });
+    expect(reply.status).toBe(202);
+    await waitFor(
+      async () => receivers.every((r) => r.got.some((g) => g.body.includes('"status":"read"'))),
+      30_000,
+      'read status fanned out',
+    );
+
+    // One trace: gateway's webhook POST → chats processing → each delivery attempt.
+    await waitFor(
+      async () => otlp.spans.some((s) => s.service === 'switchboard-fanout'),
+      20_000,
+      'fan-out spans',
+    );
+    const instance = inbox.env.INSTANCE_ID;
+    const publish = otlp.spans.find(
+      (s) => s.service === 'switchboard-gateway' && s.name === `send sb.${instance}.waba.inbound`,
+    );
+    const traceId = publish?.traceId;
+    expect(traceId).toBeDefined();
+    const inTrace = otlp.spans.filter((s) => s.traceId === traceId);
+    const services = new Set(inTrace.map((s) => s.service));
+    expect(services).toEqual(new Set(['switchboard-gateway', 'switchboard-chats', 'switchboard-fanout']));
+    const server = inTrace.find((s) => s.service === 'switchboard-gateway' && s.kind === 2);
+    expect(server?.parentSpanId).toBeUndefined();
+    // The fan-out's spans hang below chats' publish of the network event.
+    const fanoutRoots = inTrace.filter((s) => s.service === 'switchboard-fanout' && s.kind === 5);
+    expect(fanoutRoots.length).toBeGreaterThanOrEqual(2);
+    for (const f of fanoutRoots) {
+      const parent = inTrace.find((s) => s.spanId === f.parentSpanId);
+      expect(parent?.service).toBe('switchboard-chats');
+    }
+    await Promise.all(receivers.map((r) => r.close()));
+  });
+});
