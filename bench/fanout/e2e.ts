@@ -1,0 +1,219 @@
+/**
+ * End-to-end fan-out latency, the way a webhook owner sees it: from the moment the gateway
+ * accepts a network webhook (its 200) to the moment each per-user webhook receives the body,
+ * through gateway → JetStream → chats → JetStream → fanout, all as separate processes on real
+ * nats-server and PostgreSQL. Beside it, in the same run, the raw baseline: an undici pool
+ * POSTing the same bodies straight to the same receivers. Prints JSON.
+ *
+ *   node bench/fanout/e2e.ts [--webhooks 10] [--rate 50] [--seconds 6]
+ */
+import { createHmac } from 'node:crypto';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { freePort, waitFor } from '@switchboard/kit';
+import { startEmbeddedPostgres, startNatsServer } from '@switchboard/kit/infra';
+import { repoRoot, spawnService } from '@switchboard/kit/processes';
+import pg from 'pg';
+import { Pool } from 'undici';
+import { startBenchReceiver } from './receivers.ts';
+import { round, summarise } from './stats.ts';
+
+const args = parseArgs({
+  options: {
+    webhooks: { type: 'string', default: '10' },
+    rate: { type: 'string', default: '50' },
+    seconds: { type: 'string', default: '6' },
+  },
+}).values;
+const N = Number(args.webhooks);
+const RATE = Number(args.rate);
+const EVENTS = RATE * Number(args.seconds);
+const log = (m: string) => process.stderr.write(`[bench:fanout:e2e] ${m}\n`);
+
+const work = await mkdtemp(join(tmpdir(), 'switchboard-bench-e2e-'));
+await chmod(work, 0o755);
+const nats = await startNatsServer({ storeDir: join(work, 'nats') });
+const pgServer = await startEmbeddedPostgres({ dataDir: join(work, 'pg') });
+const admin = new pg.Client({ connectionString: pgServer.url });
+await admin.connect();
+await admin.query('create database bench');
+const secret = 'bench-network-app-secret';
+const port = await freePort();
+const url = `http://127.0.0.1:${port}`;
+const env = {
+  DATABASE_URL: pgServer.url.replace(/\/postgres$/, '/bench'),
+  NATS_URL: nats.url,
+  INSTANCE_ID: 'bench',
+  LOG_LEVEL: 'error',
+  // No network calls are made: only inbound traffic flows in this benchmark.
+  NETWORK_BASE_URL: 'http://127.0.0.1:9',
+  NETWORK_API_KEY: 'unused',
+  WABA_WEBHOOK_SECRET: secret,
+};
+const processes = [
+  spawnService(join(repoRoot, 'services/gateway/src/main.ts'), {
+    ...env,
+    PORT: String(port),
+    INBOX_SECRET_KEY: 'bench-secret-key-0123456789abcdef0123',
+    INBOX_ADMIN_USERNAME: 'operator',
+    INBOX_ADMIN_PASSWORD: 'a long quiet passphrase 1',
+  }),
+  spawnService(join(repoRoot, 'services/chats/src/main.ts'), env),
+  spawnService(join(repoRoot, 'services/fanout/src/main.ts'), {
+    ...env,
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+  }),
+];
+await waitFor(
+  async () => (await fetch(`${url}/api/v1/status/health/`).catch(() => null))?.status === 200,
+  60_000,
+  () => processes.map((p) => p.output()).join('\n'),
+);
+const { token } = (await (
+  await fetch(`${url}/api/v1/auth/token/`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username: 'operator', password: 'a long quiet passphrase 1' }),
+  })
+).json()) as { token: string };
+
+const receivers = await Promise.all(Array.from({ length: N }, () => startBenchReceiver()));
+for (const r of receivers) {
+  const res = await fetch(`${url}/api/v1/webhooks/waba/`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Token ${token}` },
+    body: JSON.stringify({ url: r.url }),
+  });
+  if (res.status !== 201) throw new Error(`webhook not created: ${res.status} ${await res.text()}`);
+}
+
+const body = (id: string) =>
+  JSON.stringify({
+    object: 'whatsapp_business_account',
+    entry: [
+      {
+        id: 'waba',
+        changes: [
+          {
+            field: 'messages',
+            value: {
+              messaging_product: 'whatsapp',
+              metadata: { display_phone_number: '15550001234', phone_number_id: '1' },
+              contacts: [{ profile: { name: 'Bench' }, wa_id: '4917000000001' }],
+              messages: [
+                {
+                  from: '4917000000001',
+                  id,
+                  timestamp: String(Math.floor(Date.now() / 1000)),
+                  type: 'text',
+                  text: { body: `event ${id}` },
+                },
+              ],
+            },
+          },
+        ],
+      },
+    ],
+  });
+
+/** Sends `EVENTS` events at `RATE` per second through `post`, which resolves at acceptance. */
+async function paced(
+  prefix: string,
+  post: (id: string, b: string) => Promise<void>,
+): Promise<Map<string, number>> {
+  const accepted = new Map<string, number>();
+  const start = performance.now();
+  const inFlight: Promise<void>[] = [];
+  for (let i = 0; i < EVENTS; i++) {
+    const due = start + (i * 1000) / RATE;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    const id = `ev-${prefix}-${i}`;
+    inFlight.push(post(id, body(id)).then(() => void accepted.set(id, performance.now())));
+  }
+  await Promise.all(inFlight);
+  return accepted;
+}
+
+async function latencies(accepted: Map<string, number>) {
+  await waitFor(
+    async () =>
+      receivers.every((r) => r.arrivals.filter((a) => accepted.has(a.eventId)).length >= accepted.size),
+    120_000,
+    'every receiver got every event',
+  );
+  return receivers.flatMap((r) =>
+    r.arrivals.flatMap((a) => {
+      const t = accepted.get(a.eventId);
+      return t === undefined ? [] : [a.at - t];
+    }),
+  );
+}
+
+// Raw baseline: the same bodies straight to the same receivers, one pool per receiver.
+log(`raw baseline: ${EVENTS} events × ${N} receivers at ${RATE}/s`);
+const pools = receivers.map((r) => new Pool(new URL(r.url).origin, { connections: 16 }));
+const rawStart = new Map<string, number>();
+// Latency of the baseline runs from the start of its POSTs to arrival.
+await paced('raw', async (id, b) => {
+  rawStart.set(id, performance.now());
+  await Promise.all(
+    pools.map(async (p) => {
+      const res = await p.request({
+        method: 'POST',
+        path: '/hook',
+        body: b,
+        headers: { 'content-type': 'application/json' },
+      });
+      await res.body.dump();
+    }),
+  );
+});
+const raw = await latencies(rawStart);
+
+log(`inbox: ${EVENTS} network webhooks at ${RATE}/s → ${N} webhooks`);
+for (const r of receivers) r.reset();
+const gatewayPool = new Pool(url, { connections: 16 });
+const accepted = await paced('inbox', async (_id, b) => {
+  const res = await gatewayPool.request({
+    method: 'POST',
+    path: '/api/v1/waba/webhook/',
+    body: b,
+    headers: {
+      'content-type': 'application/json',
+      'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(b).digest('hex')}`,
+    },
+  });
+  await res.body.dump();
+  if (res.statusCode !== 200) throw new Error(`gateway answered ${res.statusCode}`);
+});
+const inbox = await latencies(accepted);
+
+const rawSummary = summarise(raw);
+const inboxSummary = summarise(inbox);
+process.stdout.write(
+  `${JSON.stringify(
+    {
+      benchmark: 'fanout-end-to-end',
+      machine: { cpus: cpus().length, node: process.version },
+      parameters: { webhooks: N, events: EVENTS, rate_per_second: RATE },
+      accepted_to_received: inboxSummary,
+      raw_baseline: rawSummary,
+      p50_over_raw: round(inboxSummary.p50_ms / rawSummary.p50_ms, 2),
+      p99_over_raw: round(inboxSummary.p99_ms / rawSummary.p99_ms, 2),
+    },
+    null,
+    2,
+  )}\n`,
+);
+
+await gatewayPool.close();
+await Promise.all(pools.map((p) => p.close()));
+await Promise.all(receivers.map((r) => r.close()));
+await Promise.all(processes.map((p) => p.stop()));
+await admin.end();
+await pgServer.stop();
+await nats.stop();
+await rm(work, { recursive: true, force: true });
