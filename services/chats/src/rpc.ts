@@ -82,6 +82,14 @@ export function startRpc(deps: RpcDeps): Subscription[] {
     );
   };
 
+  /** The chat as the caller sees it now (their new_messages), after any change. */
+  const chatRecordOf = async (waId: string, userId: number) => {
+    const row = await db.selectFrom('chats').selectAll().where('wa_id', '=', waId).executeTakeFirstOrThrow();
+    const [record] = await chatRecords(db, [row], userId);
+    if (!record) throw new RpcError('not_found', 404, 'No chat with this wa_id.');
+    return record;
+  };
+
   let templates: { at: number; list: Array<{ name: string }> } | undefined;
 
   return [
@@ -173,10 +181,8 @@ export function startRpc(deps: RpcDeps): Subscription[] {
     bus.serve(
       getChat,
       async (r) => {
-        const chat = await readableChat(db, r.principal, r.wa_id);
-        const [record] = await chatRecords(db, [chat], r.principal.user_id);
-        if (!record) throw new RpcError('not_found', 404, 'No chat with this wa_id.');
-        return record;
+        await readableChat(db, r.principal, r.wa_id);
+        return chatRecordOf(r.wa_id, r.principal.user_id);
       },
       queue,
     ),
@@ -190,14 +196,7 @@ export function startRpc(deps: RpcDeps): Subscription[] {
           await db.updateTable('chats').set({ resolved: r.resolved }).where('wa_id', '=', r.wa_id).execute();
           await audit(r.principal, r.resolved ? 'chat.resolved' : 'chat.reopened', r.wa_id, {});
         }
-        const fresh = await db
-          .selectFrom('chats')
-          .selectAll()
-          .where('wa_id', '=', r.wa_id)
-          .executeTakeFirstOrThrow();
-        const [record] = await chatRecords(db, [fresh], r.principal.user_id);
-        if (!record) throw new RpcError('not_found', 404, 'No chat with this wa_id.');
-        return record;
+        return chatRecordOf(r.wa_id, r.principal.user_id);
       },
       queue,
     ),
@@ -231,14 +230,7 @@ export function startRpc(deps: RpcDeps): Subscription[] {
           });
         }
         if (reopen) await audit(r.principal, 'chat.reopened', r.wa_id, { reason: 'assigned' });
-        const fresh = await db
-          .selectFrom('chats')
-          .selectAll()
-          .where('wa_id', '=', r.wa_id)
-          .executeTakeFirstOrThrow();
-        const [record] = await chatRecords(db, [fresh], r.principal.user_id);
-        if (!record) throw new RpcError('not_found', 404, 'No chat with this wa_id.');
-        return record;
+        return chatRecordOf(r.wa_id, r.principal.user_id);
       },
       queue,
     ),

@@ -19,6 +19,7 @@ import {
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { ChatsDatabase, ChatsTable } from './db.ts';
 import { businessWindowEnd, windowExpiresAt } from './domain/window.ts';
+import { ensureChat } from './store/chats.ts';
 import { messageRecords, statusKey } from './store/views.ts';
 
 type Db = Kysely<ChatsDatabase>;
@@ -109,24 +110,7 @@ export function createSender(deps: SendDeps) {
     const id = randomUUID();
     try {
       await db.transaction().execute(async (trx) => {
-        await trx
-          .insertInto('persons')
-          .values({ wa_id: req.wa_id, profile_name: '' })
-          .onConflict((oc) => oc.column('wa_id').doNothing())
-          .execute();
-        await trx
-          .insertInto('chats')
-          .values({
-            wa_id: req.wa_id,
-            last_customer_message_at: null,
-            customer_window_expires_at: null,
-            network_window_expires_at: null,
-            business_window_expires_at: null,
-            assigned_to_user: null,
-            assigned_group: null,
-          })
-          .onConflict((oc) => oc.column('wa_id').doNothing())
-          .execute();
+        await ensureChat(trx, req.wa_id);
         await trx
           .insertInto('messages')
           .values({

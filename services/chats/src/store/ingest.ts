@@ -3,6 +3,7 @@ import { type Kysely, sql } from 'kysely';
 import type { ChatsDatabase } from '../db.ts';
 import type { ParsedBody } from '../domain/network-body.ts';
 import { customerWindowEnd } from '../domain/window.ts';
+import { ensureChat } from './chats.ts';
 
 export interface IngestResult {
   storedMessages: number;
@@ -33,24 +34,7 @@ export async function ingestNetworkBody(db: Kysely<ChatsDatabase>, body: ParsedB
         .execute();
     }
     for (const m of body.messages) {
-      await trx
-        .insertInto('persons')
-        .values({ wa_id: m.from, profile_name: '' })
-        .onConflict((oc) => oc.column('wa_id').doNothing())
-        .execute();
-      await trx
-        .insertInto('chats')
-        .values({
-          wa_id: m.from,
-          last_customer_message_at: null,
-          customer_window_expires_at: null,
-          network_window_expires_at: null,
-          business_window_expires_at: null,
-          assigned_to_user: null,
-          assigned_group: null,
-        })
-        .onConflict((oc) => oc.column('wa_id').doNothing())
-        .execute();
+      await ensureChat(trx, m.from);
       const inserted = await trx
         .insertInto('messages')
         .values({
