@@ -95,7 +95,6 @@ describe('delivery', () => {
     await dead.close();
     for (const r of [...healthy, slow, dead]) await h.createWebhook(r.url);
 
-    const started = Date.now();
     const events: NetworkEvent[] = [];
     for (let i = 0; i < 20; i++) events.push(await publishEvent(h.bus, `burst ${i}`));
     await waitFor(
@@ -103,9 +102,8 @@ describe('delivery', () => {
       10_000,
       'healthy deliveries',
     );
-    const healthyDone = Math.max(...healthy.flatMap((r) => r.requests.map((q) => q.at))) - started;
-    // Everything reached the healthy endpoints before the slow one answered even once.
-    expect(healthyDone).toBeLessThan(4_000);
+    // Everything reached the healthy endpoints before the slow one answered even once: the
+    // ordering is the proof, not a time bound.
     expect(slow.answered).toBe(0);
     await waitFor(async () => slow.answered === 20, 20_000, 'slow endpoint catches up');
     // The slow endpoint had its own 16 slots, all in use, and got the rest after.
