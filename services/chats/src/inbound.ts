@@ -11,7 +11,7 @@ import {
 import type { Kysely } from 'kysely';
 import type { ChatsDatabase } from './db.ts';
 import { type ParsedBody, parseNetworkBody } from './domain/network-body.ts';
-import { ingestNetworkBody } from './store/ingest.ts';
+import { storeNetworkWebhook } from './store/ingest.ts';
 
 function eventOf(body: string, parsed: ParsedBody | null, receivedAt: number): NetworkEvent {
   const kinds: NetworkEvent['kinds'] = [];
@@ -46,19 +46,18 @@ export async function startInboundConsumer(deps: {
   return bus.consume(
     consumers.chatsInbound,
     async (msg, ctx) => {
-      await db
-        .insertInto('network_webhooks')
-        .values({
-          stream_seq: ctx.seq,
-          received_at: new Date(msg.received_at),
-          signature_verified: msg.signature_verified,
-          body: msg.body,
-        })
-        .onConflict((oc) => oc.column('stream_seq').doNothing())
-        .execute();
       const parsed = parseNetworkBody(msg.body);
-      if (parsed) {
-        const result = await ingestNetworkBody(db, parsed);
+      const result = await storeNetworkWebhook(
+        db,
+        {
+          streamSeq: ctx.seq,
+          receivedAt: msg.received_at,
+          signatureVerified: msg.signature_verified,
+          body: msg.body,
+        },
+        parsed,
+      );
+      if (result !== 'already_stored') {
         ctx.span.setAttribute('switchboard.messages_stored', result.storedMessages);
         ctx.span.setAttribute('switchboard.statuses_stored', result.storedStatuses);
         for (const waId of result.reopened) {
@@ -77,7 +76,8 @@ export async function startInboundConsumer(deps: {
             { idempotencyKey: id },
           );
         }
-      } else {
+      }
+      if (!parsed) {
         log.warn({ seq: ctx.seq }, 'network webhook is not a messages body; kept and forwarded as is');
       }
       const event = eventOf(msg.body, parsed, msg.received_at);

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import type { ChatsDatabase } from '../db.ts';
 import type { ParsedBody } from '../domain/network-body.ts';
 import { customerWindowEnd } from '../domain/window.ts';
-import { ensureChat } from './chats.ts';
+import { ensureChat, newChat } from './chats.ts';
 
 export interface IngestResult {
   storedMessages: number;
@@ -17,8 +17,45 @@ export interface IngestResult {
  * (wamid, status) are unique) and every chat update is commutative (greatest of times), so
  * redeliveries and bodies processed out of order converge on the same state.
  */
-export async function ingestNetworkBody(db: Kysely<ChatsDatabase>, body: ParsedBody): Promise<IngestResult> {
+export interface RawWebhook {
+  streamSeq: number;
+  receivedAt: number;
+  signatureVerified: boolean;
+  body: string;
+}
+
+/**
+ * Keeps the body as received and folds it into persons, chats, messages and statuses in one
+ * transaction. When the body's stream sequence is already stored, the whole fold committed
+ * before (a redelivery after a crash) and nothing is written again.
+ */
+export async function storeNetworkWebhook(
+  db: Kysely<ChatsDatabase>,
+  raw: RawWebhook,
+  parsed: ParsedBody | null,
+): Promise<IngestResult | 'already_stored'> {
   return db.transaction().execute(async (trx) => {
+    const kept = await trx
+      .insertInto('network_webhooks')
+      .values({
+        stream_seq: raw.streamSeq,
+        received_at: new Date(raw.receivedAt),
+        signature_verified: raw.signatureVerified,
+        body: raw.body,
+      })
+      .onConflict((oc) => oc.column('stream_seq').doNothing())
+      .returning('id')
+      .executeTakeFirst();
+    if (!kept) return 'already_stored';
+    return parsed ? ingestNetworkBody(trx, parsed) : { storedMessages: 0, storedStatuses: 0, reopened: [] };
+  });
+}
+
+export async function ingestNetworkBody(
+  db: Kysely<ChatsDatabase> | Transaction<ChatsDatabase>,
+  body: ParsedBody,
+): Promise<IngestResult> {
+  const run = async (trx: Kysely<ChatsDatabase> | Transaction<ChatsDatabase>) => {
     const result: IngestResult = { storedMessages: 0, storedStatuses: 0, reopened: [] };
     for (const c of body.contacts) {
       await trx
@@ -33,8 +70,17 @@ export async function ingestNetworkBody(db: Kysely<ChatsDatabase>, body: ParsedB
         )
         .execute();
     }
+    const named = new Set(body.contacts.map((c) => c.wa_id));
     for (const m of body.messages) {
-      await ensureChat(trx, m.from);
+      if (named.has(m.from)) {
+        await trx
+          .insertInto('chats')
+          .values(newChat(m.from))
+          .onConflict((oc) => oc.column('wa_id').doNothing())
+          .execute();
+      } else {
+        await ensureChat(trx, m.from);
+      }
       const inserted = await trx
         .insertInto('messages')
         .values({
@@ -55,23 +101,17 @@ export async function ingestNetworkBody(db: Kysely<ChatsDatabase>, body: ParsedB
       if (!inserted) continue;
       result.storedMessages++;
       const windowEnd = customerWindowEnd(m.timestamp, m.fromAd);
-      const before = await trx
-        .selectFrom('chats')
-        .select('resolved')
-        .where('wa_id', '=', m.from)
-        .forUpdate()
-        .executeTakeFirstOrThrow();
-      await trx
-        .updateTable('chats')
-        .set({
-          last_message_at: sql<number>`greatest(last_message_at, ${m.timestamp})`,
-          last_customer_message_at: sql<number>`greatest(coalesce(last_customer_message_at, 0), ${m.timestamp})`,
-          customer_window_expires_at: sql<number>`greatest(coalesce(customer_window_expires_at, 0), ${windowEnd})`,
-          resolved: false,
-        })
-        .where('wa_id', '=', m.from)
-        .execute();
-      if (before.resolved) result.reopened.push(m.from);
+      // One statement: lock the row, remember whether it was resolved, update it.
+      const updated = await sql<{ was_resolved: boolean }>`
+        with old as (select wa_id, resolved from chats where wa_id = ${m.from} for update)
+        update chats set
+          last_message_at = greatest(chats.last_message_at, ${m.timestamp}),
+          last_customer_message_at = greatest(coalesce(chats.last_customer_message_at, 0), ${m.timestamp}),
+          customer_window_expires_at = greatest(coalesce(chats.customer_window_expires_at, 0), ${windowEnd}),
+          resolved = false
+        from old where chats.wa_id = old.wa_id
+        returning old.resolved as was_resolved`.execute(trx);
+      if (updated.rows[0]?.was_resolved) result.reopened.push(m.from);
     }
     for (const s of body.statuses) {
       const stored = await trx
@@ -97,5 +137,7 @@ export async function ingestNetworkBody(db: Kysely<ChatsDatabase>, body: ParsedB
       }
     }
     return result;
-  });
+  };
+  // Inside a caller's transaction, or in one of its own.
+  return db.isTransaction ? run(db) : db.transaction().execute(run);
 }
