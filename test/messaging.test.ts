@@ -469,6 +469,52 @@ describe('permissions', () => {
   });
 });
 
+describe('bad input', () => {
+  it('answers clear 4xx errors and never a 500', async () => {
+    const waId = '491700000050';
+    await inbox.customerSays(waId, { type: 'text', text: { body: 'hi' } });
+    await waitFor(async () => (await messagesOf(waId)).length === 1, 15_000, 'stored');
+    const cases: Array<[string, string, unknown, number, string]> = [
+      ['PATCH', `/api/v1/chat_assignment/${waId}/`, { assigned_to_user: 999_999 }, 400, 'validation_error'],
+      ['PATCH', `/api/v1/chat_assignment/${waId}/`, { assigned_group: 999_999 }, 400, 'validation_error'],
+      ['PATCH', '/api/v1/chat_assignment/491799999999/', { assigned_to_user: null }, 404, 'not_found'],
+      ['GET', '/api/v1/chats/491799999999/', undefined, 404, 'not_found'],
+      ['GET', '/api/v1/chats/not-a-number/', undefined, 400, 'validation_error'],
+      ['PATCH', `/api/v1/chats/${waId}/`, { resolved: 'yes' }, 400, 'validation_error'],
+      ['GET', '/api/v1/messages/', undefined, 400, 'validation_error'],
+      ['GET', '/api/v1/messages/?wa_id=491799999999', undefined, 404, 'not_found'],
+      ['GET', '/api/v1/messages/00000000-0000-4000-8000-000000000000/', undefined, 404, 'not_found'],
+      ['POST', '/api/v1/mark_as_received/', { customer_wa_id: waId, timestamp: -1 }, 400, 'validation_error'],
+      [
+        'POST',
+        '/api/v1/messages/',
+        { wa_id: waId, type: 'telepathy', telepathy: {} },
+        400,
+        'validation_error',
+      ],
+      [
+        'POST',
+        '/api/v1/messages/',
+        { wa_id: waId, type: 'image', image: { caption: 'no source' } },
+        400,
+        'validation_error',
+      ],
+      ['GET', '/api/v1/chats/?limit=1000', undefined, 400, 'validation_error'],
+    ];
+    for (const [method, path, body, status, code] of cases) {
+      const res = await inbox.api(method, path, { token: admin, ...(body !== undefined && { body }) });
+      expect([method, path, res.status]).toEqual([method, path, status]);
+      expect(((await res.json()) as { code: string }).code).toBe(code);
+    }
+    const raw = await fetch(`${inbox.url}/api/v1/messages/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Token ${admin}` },
+      body: '{"wa_id": ',
+    });
+    expect(raw.status).toBe(400);
+  });
+});
+
 describe('templates and account', () => {
   it('lists templates from the network and the connected number', async () => {
     const t = await json<{ results: Array<{ name: string }> }>(

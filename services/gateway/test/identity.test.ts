@@ -257,6 +257,20 @@ describe('users, groups and seats', () => {
   });
 });
 
+describe('backing services', () => {
+  it('answers 503 in the inbox shape when chats is not running', async () => {
+    const gw = await startTestGateway();
+    const admin = await login(gw, ADMIN.username, ADMIN.password);
+    const res = await gw.app.inject({ url: '/api/v1/chats/', headers: auth(admin) });
+    expect(res.statusCode).toBe(503);
+    expect(res.json()).toEqual({
+      code: 'service_unavailable',
+      reason: 'A backing service is not answering; retry later.',
+    });
+    await gw.close();
+  });
+});
+
 describe('availability', () => {
   it('lets users set their availability when enabled', async () => {
     const gw = await startTestGateway({ APP_IS_USER_AVAILABILITY_ENABLED: 'True' });
