@@ -22,3 +22,6 @@ export const envPort = z.coerce.number().int().min(0).max(65535);
 export const logLevel = z
   .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   .default('info');
+
+/** Replicas of JetStream streams the service creates: 3 on a cluster, 1 on a single server. */
+export const natsStreamReplicas = z.coerce.number().int().min(1).max(5).default(1);

@@ -132,12 +132,21 @@ function validate<S extends z.ZodType>(
 // is always sent without a reason and the reason goes to the span instead.
 const defaultRetryDelay = (deliveryCount: number): number => Math.min(30_000, 250 * 2 ** (deliveryCount - 1));
 
-export async function createBus(nc: NatsConnection, instance: InstanceId): Promise<Bus> {
+export interface BusOptions {
+  /** Replicas of the instance's streams: 3 on a JetStream cluster, 1 (default) on one server. */
+  streamReplicas?: number;
+}
+
+export async function createBus(
+  nc: NatsConnection,
+  instance: InstanceId,
+  opts: BusOptions = {},
+): Promise<Bus> {
   const js = jetstream(nc);
   const jsm: JetStreamManager = await jetstreamManager(nc);
 
   async function ensureStreams(): Promise<void> {
-    for (const cfg of streamConfigs(instance)) {
+    for (const cfg of streamConfigs(instance, opts.streamReplicas ?? 1)) {
       try {
         await jsm.streams.info(cfg.name);
         await jsm.streams.update(cfg.name, cfg);

@@ -17,12 +17,14 @@ export function streamName(i: InstanceId, key: StreamKey): string {
  */
 export function streamConfigs(
   i: InstanceId,
+  replicas = 1,
 ): Array<Partial<StreamConfig> & { name: string; subjects: string[] }> {
   const common = {
     retention: RetentionPolicy.Limits,
     storage: StorageType.File,
     discard: DiscardPolicy.Old,
-    num_replicas: 1,
+    // 3 on a JetStream cluster (deploy/nats), 1 on a single server.
+    num_replicas: replicas,
     // Network bodies can reach 3 MB; the server's max_payload must be raised to match.
     max_msg_size: 4 * 1024 * 1024,
   } as const;

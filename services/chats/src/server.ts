@@ -22,7 +22,7 @@ export async function runChats(telemetry: Telemetry): Promise<void> {
   const applied = await migrate(db, 'chats', chatsMigrations);
   if (applied.length) log.info({ applied }, 'migrations applied');
   const nc = await connectNats(config.NATS_URL, `chats/${config.INSTANCE_ID}`);
-  const bus = await createBus(nc, config.INSTANCE_ID);
+  const bus = await createBus(nc, config.INSTANCE_ID, { streamReplicas: config.NATS_STREAM_REPLICAS });
   await bus.ensureStreams();
   const network = createNetworkClient({
     baseUrl: config.NETWORK_BASE_URL,

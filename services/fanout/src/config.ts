@@ -1,4 +1,4 @@
-import { envBoolean, logLevel, parseEnv } from '@switchboard/kit';
+import { envBoolean, logLevel, natsStreamReplicas, parseEnv } from '@switchboard/kit';
 import { InstanceIdSchema } from '@switchboard/proto';
 import { z } from 'zod';
 import { parseDuration, parseDurationList } from './domain/durations.ts';
@@ -25,6 +25,7 @@ export const FanoutConfigSchema = z
   .object({
     DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }),
     NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
+    NATS_STREAM_REPLICAS: natsStreamReplicas,
     INSTANCE_ID: InstanceIdSchema.default('local'),
     LOG_LEVEL: logLevel,
     /** Optional: serves GET /healthz (database and NATS) for orchestrator probes. */

@@ -24,7 +24,7 @@ export async function runFanout(telemetry: Telemetry): Promise<void> {
   const applied = await migrate(db, 'fanout', fanoutMigrations);
   if (applied.length) log.info({ applied }, 'migrations applied');
   const nc = await connectNats(config.NATS_URL, `fanout/${config.INSTANCE_ID}`);
-  const bus = await createBus(nc, config.INSTANCE_ID);
+  const bus = await createBus(nc, config.INSTANCE_ID, { streamReplicas: config.NATS_STREAM_REPLICAS });
   await bus.ensureStreams();
   if (settings.allowPrivateTargets) {
     log.warn('WEBHOOK_ALLOW_PRIVATE_TARGETS is set: webhooks may reach private and loopback addresses');

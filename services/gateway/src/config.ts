@@ -1,4 +1,4 @@
-import { envBoolean, envPort, logLevel, parseEnv } from '@switchboard/kit';
+import { envBoolean, envPort, logLevel, natsStreamReplicas, parseEnv } from '@switchboard/kit';
 import { InstanceIdSchema } from '@switchboard/proto';
 import { z } from 'zod';
 
@@ -10,6 +10,7 @@ export const GatewayConfigSchema = z
     PORT: envPort.default(8000),
     DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }),
     NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
+    NATS_STREAM_REPLICAS: natsStreamReplicas,
     INSTANCE_ID: InstanceIdSchema.default('local'),
     LOG_LEVEL: logLevel,
     /** Honour X-Forwarded-For (client address for login limits) when behind a proxy. */

@@ -23,7 +23,7 @@ export async function runGateway(telemetry: Telemetry): Promise<void> {
   const applied = await migrate(db, 'gateway', gatewayMigrations);
   if (applied.length) log.info({ applied }, 'migrations applied');
   const nc = await connectNats(config.NATS_URL, `gateway/${config.INSTANCE_ID}`);
-  const bus = await createBus(nc, config.INSTANCE_ID);
+  const bus = await createBus(nc, config.INSTANCE_ID, { streamReplicas: config.NATS_STREAM_REPLICAS });
   await bus.ensureStreams();
   const mailer = createMailer(config.SMTP_URL, config.MAIL_FROM, log);
 

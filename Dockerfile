@@ -1,0 +1,18 @@
+# One image for every Switchboard service; the Deployment's command picks the service.
+# Node 24 runs the TypeScript sources directly (type stripping), so the image carries no build step.
+FROM node:24-bookworm-slim
+WORKDIR /app
+ENV NODE_ENV=production
+COPY package.json package-lock.json ./
+COPY proto/package.json proto/
+COPY kit/package.json kit/
+COPY services/gateway/package.json services/gateway/
+COPY services/chats/package.json services/chats/
+COPY services/fanout/package.json services/fanout/
+COPY services/sandbox/package.json services/sandbox/
+RUN npm ci --omit=dev --no-audit --no-fund
+COPY proto proto
+COPY kit kit
+COPY services services
+USER node
+CMD ["node", "services/gateway/src/main.ts"]
