@@ -40,7 +40,7 @@ export async function runFanout(telemetry: Telemetry): Promise<void> {
   const health = config.HEALTH_PORT === undefined ? undefined : createHttpServer({ logger: log });
   if (health && config.HEALTH_PORT !== undefined) {
     health.get('/healthz', async (_req, reply) => {
-      const [database, nats] = await Promise.all([pingDb(db as unknown as Kysely<unknown>), pingNats(nc)]);
+      const [database, nats] = await Promise.all([pingDb(db), pingNats(nc)]);
       return reply.status(database && nats ? 200 : 503).send({ database, nats });
     });
     await health.listen({ host: '0.0.0.0', port: config.HEALTH_PORT });
