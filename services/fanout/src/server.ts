@@ -10,7 +10,6 @@ import {
   type Telemetry,
 } from '@switchboard/kit';
 import { createBus } from '@switchboard/proto';
-import type { Kysely } from 'kysely';
 import { loadConfig, settingsFromConfig } from './config.ts';
 import type { FanoutDatabase } from './db.ts';
 import { fanoutMigrations } from './migrations/index.ts';
