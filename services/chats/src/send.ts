@@ -214,7 +214,7 @@ export async function startDeliveryWorker(deps: {
     deliverMessageConsumer,
     async ({ message_id }, ctx) => {
       const m = await db.selectFrom('messages').selectAll().where('id', '=', message_id).executeTakeFirst();
-      if (!m || m.send_state !== 'queued') return undefined;
+      if (m?.send_state !== 'queued') return undefined;
       try {
         const res = await network.sendMessage(m.waba_payload as OutboundMessageInput);
         const wamid = res.messages[0]?.id ?? null;
