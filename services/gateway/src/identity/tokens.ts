@@ -1,6 +1,6 @@
 import { AppError, errors } from '@switchboard/kit';
 import type { Principal } from '@switchboard/proto';
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { GatewayDatabase } from './db.ts';
 import { newAuthToken, newRefreshToken, type TokenBox, tokenHash } from './secrets.ts';
 import { toPrincipal } from './users.ts';
@@ -38,24 +38,23 @@ export function createTokens(deps: TokensDeps) {
     return box.open(stored.token_encrypted);
   }
 
+  /** One round trip per request: the user and their group ids together. */
   async function principalForToken(token: string): Promise<Principal | null> {
     const user = await db
       .selectFrom('auth_tokens')
       .innerJoin('users', 'users.id', 'auth_tokens.user_id')
       .selectAll('users')
+      .select(
+        sql<number[]>`array(select group_id from user_groups where user_id = users.id order by group_id)`.as(
+          'group_ids',
+        ),
+      )
       .where('auth_tokens.token_hash', '=', tokenHash(token))
       .where('users.is_active', '=', true)
       .executeTakeFirst();
     if (!user) return null;
-    const groups = await db
-      .selectFrom('user_groups')
-      .select('group_id')
-      .where('user_id', '=', user.id)
-      .execute();
-    return toPrincipal(
-      user,
-      groups.map((g) => g.group_id),
-    );
+    const { group_ids, ...row } = user;
+    return toPrincipal(row, group_ids);
   }
 
   async function revokeAuthToken(userId: number): Promise<void> {
