@@ -143,6 +143,13 @@ describe('webhook resources over HTTP', () => {
 
   it('answers in the inbox error shape', async () => {
     expect((await app.inject({ url: '/api/v1/webhooks/waba/' })).statusCode).toBe(401);
+    // Authentication comes before body validation.
+    const anonymous = await app.inject({
+      method: 'POST',
+      url: '/api/v1/webhooks/waba/',
+      payload: { url: 'ftp://x' },
+    });
+    expect(anonymous.statusCode).toBe(401);
     const badUrl = await createVia('alice', 'ftp://example.com/');
     expect(badUrl.statusCode).toBe(400);
     expect(badUrl.json()).toMatchObject({ code: 'validation_error', fields: { url: [expect.any(String)] } });

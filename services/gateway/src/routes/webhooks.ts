@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AppError, type HttpServer, pageLinks } from '@switchboard/kit';
 import {
   type Bus,
@@ -14,7 +15,8 @@ import {
   WebhookUrlSchema,
   WebhookWithSecretSchema,
 } from '@switchboard/proto';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest, RawServerDefault } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 
 const tags = ['webhooks'];
@@ -113,10 +115,25 @@ function sinceMs(since: number | string): number {
  * own (others' answer 404). The secret is returned only on creation and rotation.
  */
 export async function registerWebhookRoutes(
-  app: HttpServer,
+  root: HttpServer,
   deps: { bus: Bus; authenticate: (req: FastifyRequest) => Promise<Principal> },
 ): Promise<void> {
   const { bus, authenticate } = deps;
+  await root.register(async (plugin) => {
+    const app = plugin.withTypeProvider<ZodTypeProvider>();
+    // Authenticate before body validation, like every inbox path: 401 comes before 400.
+    app.addHook('onRequest', async (req) => {
+      await authenticate(req);
+    });
+    await registerRoutes(app, bus, authenticate);
+  });
+}
+
+async function registerRoutes(
+  app: FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, ZodTypeProvider>,
+  bus: Bus,
+  authenticate: (req: FastifyRequest) => Promise<Principal>,
+): Promise<void> {
   const call = async <T>(run: () => Promise<T>): Promise<T> => {
     try {
       return await run();
