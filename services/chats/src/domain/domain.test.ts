@@ -1,0 +1,136 @@
+import { describe, expect, it } from 'vitest';
+import { initials } from './initials.ts';
+import { parseNetworkBody } from './network-body.ts';
+import { foldStatuses, type StatusRow } from './statuses.ts';
+import { businessWindowEnd, customerWindowEnd, windowExpiresAt } from './window.ts';
+
+const row = (status: string, timestamp: number, errors: unknown = null): StatusRow => ({
+  status,
+  timestamp,
+  errors,
+});
+
+function permutations<T>(items: T[]): T[][] {
+  if (items.length <= 1) return [items];
+  return items.flatMap((item, i) =>
+    permutations([...items.slice(0, i), ...items.slice(i + 1)]).map((p) => [item, ...p]),
+  );
+}
+
+describe('foldStatuses', () => {
+  it('gives the same result for every arrival order, duplicates included', () => {
+    const rows = [row('sent', 10), row('delivered', 20), row('read', 30), row('read', 30)];
+    for (const order of permutations(rows)) {
+      expect(foldStatuses(order)).toEqual({ sent: 10, delivered: 20, read: 30 });
+    }
+  });
+
+  it('lets a later stage imply the earlier ones', () => {
+    expect(foldStatuses([row('read', 30)])).toEqual({ sent: 30, delivered: 30, read: 30 });
+    expect(foldStatuses([row('delivered', 20)])).toEqual({ sent: 20, delivered: 20 });
+    expect(foldStatuses([row('read', 30), row('sent', 10)])).toEqual({ sent: 10, delivered: 30, read: 30 });
+  });
+
+  it('keeps a failure with the network errors', () => {
+    const errors = [{ code: 131026, title: 'Message undeliverable' }];
+    expect(foldStatuses([row('sent', 10), row('failed', 12, errors)])).toEqual({
+      sent: 10,
+      failed: { timestamp: 12, errors },
+    });
+    expect(foldStatuses([row('failed', 12, 'not a list')]).failed?.errors).toEqual([]);
+  });
+
+  it('is empty before any status', () => {
+    expect(foldStatuses([])).toEqual({});
+  });
+});
+
+describe('care window', () => {
+  it('is 24 h after a customer message, 72 h after one from an ad', () => {
+    expect(customerWindowEnd(1_000, false)).toBe(1_000 + 24 * 3600);
+    expect(customerWindowEnd(1_000, true)).toBe(1_000 + 72 * 3600);
+    expect(businessWindowEnd(5)).toBe(5 + 24 * 3600);
+  });
+
+  it('is the latest of the customer, network and template windows, or none', () => {
+    const none = {
+      customer_window_expires_at: null,
+      network_window_expires_at: null,
+      business_window_expires_at: null,
+    };
+    expect(windowExpiresAt(none)).toBeNull();
+    expect(
+      windowExpiresAt({ ...none, customer_window_expires_at: 100, network_window_expires_at: 300 }),
+    ).toBe(300);
+    expect(windowExpiresAt({ ...none, business_window_expires_at: 50 })).toBe(50);
+  });
+});
+
+describe('initials', () => {
+  it('takes the first letters of the first and last word, or the number', () => {
+    expect(initials('Erika Mustermann', '4917')).toBe('EM');
+    expect(initials('  ana ', '4917')).toBe('A');
+    expect(initials('José María López', '4917')).toBe('JL');
+    expect(initials('', '491712345678')).toBe('78');
+    expect(initials('🙂 12', '491712345678')).toBe('78');
+  });
+});
+
+describe('parseNetworkBody', () => {
+  it('reads contacts, messages of any type, and statuses with conversation expiry', () => {
+    const body = JSON.stringify({
+      object: 'whatsapp_business_account',
+      entry: [
+        {
+          id: '1',
+          changes: [
+            {
+              field: 'messages',
+              value: {
+                contacts: [{ profile: { name: 'Ana' }, wa_id: '4915' }],
+                messages: [
+                  {
+                    from: '4915',
+                    id: 'w1',
+                    timestamp: '100',
+                    type: 'hologram',
+                    referral: { source_type: 'ad' },
+                  },
+                ],
+                statuses: [
+                  {
+                    id: 'w0',
+                    status: 'read',
+                    timestamp: '90',
+                    recipient_id: '4915',
+                    conversation: { id: 'c', expiration_timestamp: '5000' },
+                  },
+                ],
+              },
+            },
+          ],
+        },
+      ],
+    });
+    const parsed = parseNetworkBody(body);
+    expect(parsed?.contacts).toEqual([{ wa_id: '4915', name: 'Ana' }]);
+    expect(parsed?.messages[0]).toMatchObject({
+      wamid: 'w1',
+      from: '4915',
+      timestamp: 100,
+      type: 'hologram',
+      fromAd: true,
+    });
+    expect(parsed?.statuses[0]).toMatchObject({ wamid: 'w0', status: 'read', conversationExpiresAt: 5000 });
+  });
+
+  it('returns null for what is not a network body, and skips entries without a value', () => {
+    expect(parseNetworkBody('not json')).toBeNull();
+    expect(parseNetworkBody('{"entry": "nope"}')).toBeNull();
+    expect(parseNetworkBody('{"entry":[{"changes":[{"field":"x"}]}]}')).toEqual({
+      contacts: [],
+      messages: [],
+      statuses: [],
+    });
+  });
+});
