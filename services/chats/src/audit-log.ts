@@ -2,10 +2,12 @@ import type { Logger, Subscription } from '@switchboard/kit';
 import { AuditEntrySchema, auditConsumer, auditList, type Bus, type Consumption } from '@switchboard/proto';
 import type { Kysely } from 'kysely';
 import type { ChatsDatabase } from './db.ts';
+import { insertAuditEntry } from './store/audit.ts';
 
 /**
- * The instance's event log: entries arrive as durable commands from any service (ids make
- * the insert idempotent) and are served newest first over request/reply.
+ * The instance's event log: entries of other services arrive as durable commands (ids make
+ * the insert idempotent); chats writes its own in the transaction of the change. Served newest
+ * first over request/reply.
  */
 export async function startAuditLog(deps: {
   bus: Bus;
@@ -16,20 +18,7 @@ export async function startAuditLog(deps: {
   const consumption = await bus.consume(
     auditConsumer,
     async (e) => {
-      await db
-        .insertInto('audit_logs')
-        .values({
-          id: e.id,
-          action: e.action,
-          actor_user_id: e.actor?.user_id ?? null,
-          actor_username: e.actor?.username ?? null,
-          target_type: e.target_type,
-          target_id: e.target_id,
-          details: JSON.stringify(e.details),
-          at: new Date(e.at),
-        })
-        .onConflict((oc) => oc.column('id').doNothing())
-        .execute();
+      await insertAuditEntry(db, e);
       return undefined;
     },
     { onError: (err, at) => log.error({ err, ...at }, 'event-log entry not stored') },

@@ -1,13 +1,6 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { Logger } from '@switchboard/kit';
-import {
-  auditRecorded,
-  type Bus,
-  type Consumption,
-  consumers,
-  type NetworkEvent,
-  networkEvent,
-} from '@switchboard/proto';
+import { type Bus, type Consumption, consumers, type NetworkEvent, networkEvent } from '@switchboard/proto';
 import type { Kysely } from 'kysely';
 import type { ChatsDatabase } from './db.ts';
 import { type ParsedBody, parseNetworkBody } from './domain/network-body.ts';
@@ -60,22 +53,6 @@ export async function startInboundConsumer(deps: {
       if (result !== 'already_stored') {
         ctx.span.setAttribute('switchboard.messages_stored', result.storedMessages);
         ctx.span.setAttribute('switchboard.statuses_stored', result.storedStatuses);
-        for (const waId of result.reopened) {
-          const id = randomUUID();
-          await bus.publish(
-            auditRecorded,
-            {
-              id,
-              action: 'chat.reopened',
-              actor: null,
-              target_type: 'chat',
-              target_id: waId,
-              details: { reason: 'customer_message' },
-              at: Date.now(),
-            },
-            { idempotencyKey: id },
-          );
-        }
       }
       if (!parsed) {
         log.warn({ seq: ctx.seq }, 'network webhook is not a messages body; kept and forwarded as is');

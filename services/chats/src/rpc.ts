@@ -1,8 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import type { Logger, Subscription } from '@switchboard/kit';
 import {
   assignChat,
-  auditRecorded,
   type Bus,
   canReadChat,
   getChat,
@@ -22,6 +20,7 @@ import {
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { ChatsDatabase, ChatsTable } from './db.ts';
 import { assertMayWrite, createSender } from './send.ts';
+import { chatAuditEntry, insertAuditEntry } from './store/audit.ts';
 import { chatRecords, messageRecords } from './store/views.ts';
 
 type Db = Kysely<ChatsDatabase>;
@@ -59,28 +58,6 @@ export function startRpc(deps: RpcDeps): Subscription[] {
   const { db, bus, log } = deps;
   const sender = createSender({ db, bus, log });
   const queue = { queue: 'chats' };
-
-  const audit = async (
-    p: Principal | null,
-    action: string,
-    waId: string,
-    details: Record<string, unknown>,
-  ) => {
-    const id = randomUUID();
-    await bus.publish(
-      auditRecorded,
-      {
-        id,
-        action,
-        actor: p ? { user_id: p.user_id, username: p.username } : null,
-        target_type: 'chat',
-        target_id: waId,
-        details,
-        at: Date.now(),
-      },
-      { idempotencyKey: id },
-    );
-  };
 
   /** The chat as the caller sees it now (their new_messages), after any change. */
   const chatRecordOf = async (waId: string, userId: number) => {
@@ -193,8 +170,15 @@ export function startRpc(deps: RpcDeps): Subscription[] {
         const chat = await readableChat(db, r.principal, r.wa_id);
         assertMayWrite(r.principal, r.wa_id, chat);
         if (chat.resolved !== r.resolved) {
-          await db.updateTable('chats').set({ resolved: r.resolved }).where('wa_id', '=', r.wa_id).execute();
-          await audit(r.principal, r.resolved ? 'chat.resolved' : 'chat.reopened', r.wa_id, {});
+          await db.transaction().execute(async (trx) => {
+            await trx
+              .updateTable('chats')
+              .set({ resolved: r.resolved })
+              .where('wa_id', '=', r.wa_id)
+              .execute();
+            const action = r.resolved ? 'chat.resolved' : 'chat.reopened';
+            await insertAuditEntry(trx, chatAuditEntry(r.principal, action, r.wa_id, {}));
+          });
         }
         return chatRecordOf(r.wa_id, r.principal.user_id);
       },
@@ -215,21 +199,31 @@ export function startRpc(deps: RpcDeps): Subscription[] {
         // Handing a resolved chat to someone means there is work again.
         const reopen =
           chat.resolved && (next.assigned_to_user !== null || next.assigned_group !== null) && changed;
-        await db
-          .updateTable('chats')
-          .set({ ...next, ...(reopen && { resolved: false }) })
-          .where('wa_id', '=', r.wa_id)
-          .execute();
-        if (changed) {
-          const unassigned = next.assigned_to_user === null && next.assigned_group === null;
-          await audit(r.principal, unassigned ? 'chat.unassigned' : 'chat.assigned', r.wa_id, {
-            assigned_to_user: next.assigned_to_user,
-            assigned_group: next.assigned_group,
-            previous_user: chat.assigned_to_user,
-            previous_group: chat.assigned_group,
-          });
-        }
-        if (reopen) await audit(r.principal, 'chat.reopened', r.wa_id, { reason: 'assigned' });
+        await db.transaction().execute(async (trx) => {
+          await trx
+            .updateTable('chats')
+            .set({ ...next, ...(reopen && { resolved: false }) })
+            .where('wa_id', '=', r.wa_id)
+            .execute();
+          if (changed) {
+            const unassigned = next.assigned_to_user === null && next.assigned_group === null;
+            await insertAuditEntry(
+              trx,
+              chatAuditEntry(r.principal, unassigned ? 'chat.unassigned' : 'chat.assigned', r.wa_id, {
+                assigned_to_user: next.assigned_to_user,
+                assigned_group: next.assigned_group,
+                previous_user: chat.assigned_to_user,
+                previous_group: chat.assigned_group,
+              }),
+            );
+          }
+          if (reopen) {
+            await insertAuditEntry(
+              trx,
+              chatAuditEntry(r.principal, 'chat.reopened', r.wa_id, { reason: 'assigned' }),
+            );
+          }
+        });
         return chatRecordOf(r.wa_id, r.principal.user_id);
       },
       queue,

@@ -3,6 +3,7 @@ import { type Kysely, sql, type Transaction } from 'kysely';
 import type { ChatsDatabase } from '../db.ts';
 import type { ParsedBody } from '../domain/network-body.ts';
 import { customerWindowEnd } from '../domain/window.ts';
+import { chatAuditEntry, insertAuditEntry } from './audit.ts';
 import { ensureChat, newChat } from './chats.ts';
 
 export interface IngestResult {
@@ -111,7 +112,13 @@ export async function ingestNetworkBody(
           resolved = false
         from old where chats.wa_id = old.wa_id
         returning old.resolved as was_resolved`.execute(trx);
-      if (updated.rows[0]?.was_resolved) result.reopened.push(m.from);
+      if (updated.rows[0]?.was_resolved) {
+        result.reopened.push(m.from);
+        await insertAuditEntry(
+          trx,
+          chatAuditEntry(null, 'chat.reopened', m.from, { reason: 'customer_message' }),
+        );
+      }
     }
     for (const s of body.statuses) {
       const stored = await trx

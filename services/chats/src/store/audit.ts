@@ -1,0 +1,43 @@
+import { randomUUID } from 'node:crypto';
+import type { AuditEntry, Principal } from '@switchboard/proto';
+import type { Kysely, Transaction } from 'kysely';
+import type { ChatsDatabase } from '../db.ts';
+
+/** Stores one event-log entry; the id makes a repeated entry (a redelivered command) a no-op. */
+export async function insertAuditEntry(
+  db: Kysely<ChatsDatabase> | Transaction<ChatsDatabase>,
+  e: AuditEntry,
+): Promise<void> {
+  await db
+    .insertInto('audit_logs')
+    .values({
+      id: e.id,
+      action: e.action,
+      actor_user_id: e.actor?.user_id ?? null,
+      actor_username: e.actor?.username ?? null,
+      target_type: e.target_type,
+      target_id: e.target_id,
+      details: JSON.stringify(e.details),
+      at: new Date(e.at),
+    })
+    .onConflict((oc) => oc.column('id').doNothing())
+    .execute();
+}
+
+/** A chat entry, written in the same transaction as the change it records. */
+export function chatAuditEntry(
+  actor: Principal | null,
+  action: string,
+  waId: string,
+  details: Record<string, unknown>,
+): AuditEntry {
+  return {
+    id: randomUUID(),
+    action,
+    actor: actor ? { user_id: actor.user_id, username: actor.username } : null,
+    target_type: 'chat',
+    target_id: waId,
+    details,
+    at: Date.now(),
+  };
+}
