@@ -11,7 +11,7 @@ export type AuditFn = (
 
 /**
  * Records an event-log entry through the bus (chats stores it). Called after the change has
- * committed; a failed publish is logged and does not undo the change.
+ * committed; a publish that still fails after retries is logged and does not undo the change.
  */
 export function createAudit(bus: Bus, log: Logger): AuditFn {
   return async (actor, action, target, details = {}) => {
@@ -24,10 +24,18 @@ export function createAudit(bus: Bus, log: Logger): AuditFn {
       details,
       at: Date.now(),
     };
-    try {
-      await bus.publish(auditRecorded, entry, { idempotencyKey: entry.id });
-    } catch (err) {
-      log.error({ err, action, target }, 'event-log entry not recorded');
+    // A short NATS outage must not drop the entry: retry (the id de-duplicates), then give up loudly.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await bus.publish(auditRecorded, entry, { idempotencyKey: entry.id });
+        return;
+      } catch (err) {
+        if (attempt >= 5) {
+          log.error({ err, action, target }, 'event-log entry not recorded');
+          return;
+        }
+        await new Promise((r) => setTimeout(r, 200 * 2 ** attempt));
+      }
     }
   };
 }
