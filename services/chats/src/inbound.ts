@@ -3,6 +3,7 @@ import type { Logger } from '@switchboard/kit';
 import { type Bus, type Consumption, consumers, type NetworkEvent, networkEvent } from '@switchboard/proto';
 import type { Kysely } from 'kysely';
 import type { ChatsDatabase } from './db.ts';
+import { createKeyedQueue } from './domain/keyed-queue.ts';
 import { type ParsedBody, parseNetworkBody } from './domain/network-body.ts';
 import { storeNetworkWebhook } from './store/ingest.ts';
 
@@ -36,29 +37,38 @@ export async function startInboundConsumer(deps: {
   log: Logger;
 }): Promise<Consumption> {
   const { bus, db, log } = deps;
+  const perCustomer = createKeyedQueue();
   return bus.consume(
     consumers.chatsInbound,
     async (msg, ctx) => {
       const parsed = parseNetworkBody(msg.body);
-      const result = await storeNetworkWebhook(
-        db,
-        {
-          streamSeq: ctx.seq,
-          receivedAt: msg.received_at,
-          signatureVerified: msg.signature_verified,
-          body: msg.body,
-        },
-        parsed,
-      );
-      if (result !== 'already_stored') {
-        ctx.span.setAttribute('switchboard.messages_stored', result.storedMessages);
-        ctx.span.setAttribute('switchboard.statuses_stored', result.storedStatuses);
-      }
-      if (!parsed) {
-        log.warn({ seq: ctx.seq }, 'network webhook is not a messages body; kept and forwarded as is');
-      }
-      const event = eventOf(msg.body, parsed, msg.received_at);
-      await bus.publish(networkEvent, event, { idempotencyKey: event.event_id });
+      // In stream order per customer within this worker; across workers the writes are
+      // commutative, so order still cannot change the result.
+      const customer =
+        parsed?.messages[0]?.from ?? parsed?.statuses[0]?.recipient ?? parsed?.contacts[0]?.wa_id ?? '';
+      // The event is published inside the queue too, so per customer the fan-out sees the
+      // stream's order (what `ordered` webhooks rely on).
+      await perCustomer.run(customer, async () => {
+        const result = await storeNetworkWebhook(
+          db,
+          {
+            streamSeq: ctx.seq,
+            receivedAt: msg.received_at,
+            signatureVerified: msg.signature_verified,
+            body: msg.body,
+          },
+          parsed,
+        );
+        if (result !== 'already_stored') {
+          ctx.span.setAttribute('switchboard.messages_stored', result.storedMessages);
+          ctx.span.setAttribute('switchboard.statuses_stored', result.storedStatuses);
+        }
+        if (!parsed) {
+          log.warn({ seq: ctx.seq }, 'network webhook is not a messages body; kept and forwarded as is');
+        }
+        const event = eventOf(msg.body, parsed, msg.received_at);
+        await bus.publish(networkEvent, event, { idempotencyKey: event.event_id });
+      });
       return undefined;
     },
     { onError: (err, at) => log.error({ err, ...at }, 'inbound webhook not processed') },

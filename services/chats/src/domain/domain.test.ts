@@ -134,3 +134,39 @@ describe('parseNetworkBody', () => {
     });
   });
 });
+
+describe('keyed queue', () => {
+  it('runs one key in order and other keys alongside', async () => {
+    const { createKeyedQueue } = await import('./keyed-queue.ts');
+    const q = createKeyedQueue();
+    const log: string[] = [];
+    let releaseFirst: () => void = () => undefined;
+    const gate = new Promise<void>((r) => {
+      releaseFirst = r;
+    });
+    const a1 = q.run('a', async () => {
+      await gate;
+      log.push('a1');
+    });
+    const a2 = q.run('a', async () => {
+      log.push('a2');
+    });
+    const b1 = q.run('b', async () => {
+      log.push('b1');
+    });
+    await b1;
+    expect(log).toEqual(['b1']);
+    releaseFirst();
+    await Promise.all([a1, a2]);
+    expect(log).toEqual(['b1', 'a1', 'a2']);
+    await Promise.resolve();
+    expect(q.size).toBe(0);
+  });
+
+  it('keeps going after a failed task', async () => {
+    const { createKeyedQueue } = await import('./keyed-queue.ts');
+    const q = createKeyedQueue();
+    await expect(q.run('a', async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+    expect(await q.run('a', async () => 'next')).toBe('next');
+  });
+});
