@@ -1,5 +1,6 @@
 import {
   AckPolicy,
+  type ConsumerMessages,
   DeliverPolicy,
   JetStreamApiError,
   type JetStreamClient,
@@ -36,7 +37,9 @@ const ERROR_DETAILS_HEADER = 'Switchboard-Error-Details';
 export type Disposition =
   | { kind: 'ack' }
   | { kind: 'nak'; delayMs: number }
-  | { kind: 'term'; reason: string };
+  | { kind: 'term'; reason: string }
+  /** Leave the message unacknowledged: it comes back after AckWait (e.g. its consumer is paused). */
+  | { kind: 'hold' };
 
 export interface DeliveryContext {
   readonly subject: string;
@@ -137,6 +140,114 @@ export interface BusOptions {
   streamReplicas?: number;
 }
 
+export interface DeliveryLoopOptions<S extends z.ZodType> extends ConsumeOptions {
+  /** The pull subscription, already started. */
+  messages: ConsumerMessages;
+  /** Contract name, for validation errors. */
+  contract: string;
+  durable: string;
+  schema: S;
+  handler: (payload: z.output<S>, ctx: DeliveryContext) => Promise<Disposition | undefined>;
+  /** Handler failures before the message is terminated; unlimited when omitted. */
+  maxDeliver?: number;
+  /** How a decision reaches the server; at once by default (the fan-out batches them). */
+  settle?: (m: JsMsg, d: Exclude<Disposition, { kind: 'hold' }>) => void;
+}
+
+/** Sends a decision to the server (a term always bare: nats-server 2.9 ignores one with a reason). */
+export function settleNow(m: JsMsg, d: Exclude<Disposition, { kind: 'hold' }>): void {
+  if (d.kind === 'ack') m.ack();
+  else if (d.kind === 'nak') m.nak(d.delayMs);
+  else m.term();
+}
+
+/**
+ * The one consumer loop of the project: every message is handled concurrently inside a
+ * CONSUMER span continuing the publisher's trace, validated against its schema (malformed
+ * messages are terminated and never reach the handler), and settled by what the handler
+ * decides; a handler that throws is retried with backoff. `bus.consume` runs it on a contract's
+ * durable; the fan-out runs it on durables it manages itself.
+ */
+export function runDeliveryLoop<S extends z.ZodType>(o: DeliveryLoopOptions<S>): Consumption {
+  const retryDelay = o.retryDelayMs ?? defaultRetryDelay;
+  const settle = o.settle ?? settleNow;
+  const inFlight = new Set<Promise<void>>();
+
+  const handle = (m: JsMsg): Promise<void> =>
+    context.with(extractTraceContext(m.headers), () =>
+      tracer.startActiveSpan(
+        `process ${m.subject}`,
+        {
+          kind: SpanKind.CONSUMER,
+          attributes: {
+            'messaging.system': 'nats',
+            'messaging.destination.name': m.subject,
+            'messaging.consumer.group.name': o.durable,
+            'messaging.nats.delivery_count': m.info.deliveryCount,
+          },
+        },
+        async (span) => {
+          try {
+            const decoded = decodeJson(m.data);
+            const parsed = decoded.ok
+              ? o.schema.safeParse(decoded.value)
+              : ({ success: false, error: null } as const);
+            if (!parsed.success) {
+              // A malformed message will never become valid: terminate instead of redelivering.
+              const err = new BusValidationError(
+                o.contract,
+                'consume',
+                parsed.error
+                  ? parsed.error.issues
+                  : [{ code: 'custom', path: [], message: 'body is not JSON', input: undefined }],
+              );
+              span.recordException(err);
+              span.setStatus({ code: SpanStatusCode.ERROR, message: err.message });
+              o.onError?.(err, { subject: m.subject, seq: m.seq });
+              m.term();
+              return;
+            }
+            const outcome = (await o.handler(parsed.data, {
+              subject: m.subject,
+              seq: m.seq,
+              deliveryCount: m.info.deliveryCount,
+              headers: m.headers,
+              span,
+              working: () => m.working(),
+            })) ?? { kind: 'ack' };
+            if (outcome.kind === 'hold') return;
+            if (outcome.kind === 'term') span.setAttribute('switchboard.term_reason', outcome.reason);
+            settle(m, outcome);
+          } catch (err) {
+            span.recordException(err as Error);
+            span.setStatus({ code: SpanStatusCode.ERROR });
+            o.onError?.(err, { subject: m.subject, seq: m.seq });
+            if (o.maxDeliver !== undefined && m.info.deliveryCount >= o.maxDeliver) m.term();
+            else m.nak(retryDelay(m.info.deliveryCount));
+          } finally {
+            span.end();
+          }
+        },
+      ),
+    );
+
+  const done = (async () => {
+    for await (const m of o.messages) {
+      const p = handle(m).finally(() => inFlight.delete(p));
+      inFlight.add(p);
+    }
+    await Promise.allSettled([...inFlight]);
+  })();
+
+  return {
+    done,
+    async stop() {
+      await o.messages.close();
+      await done;
+    },
+  };
+}
+
 export async function createBus(
   nc: NatsConnection,
   instance: InstanceId,
@@ -225,83 +336,19 @@ export async function createBus(
     await ensureConsumer(c);
     const consumer = await js.consumers.get(streamName(instance, c.message.stream), c.durable);
     const messages = await consumer.consume({ max_messages: Math.max(1, c.maxAckPending) });
-    const retryDelay = opts.retryDelayMs ?? defaultRetryDelay;
-    const inFlight = new Set<Promise<void>>();
-
-    const handle = async (m: JsMsg): Promise<void> => {
-      const parent = extractTraceContext(m.headers);
-      await context.with(parent, () =>
-        tracer.startActiveSpan(
-          `process ${m.subject}`,
-          {
-            kind: SpanKind.CONSUMER,
-            attributes: {
-              'messaging.system': 'nats',
-              'messaging.destination.name': m.subject,
-              'messaging.consumer.group.name': c.durable,
-              'messaging.nats.delivery_count': m.info.deliveryCount,
-            },
-          },
-          async (span) => {
-            try {
-              const decoded = decodeJson(m.data);
-              const parsed = decoded.ok
-                ? c.message.schema.safeParse(decoded.value)
-                : ({ success: false, error: null } as const);
-              if (!parsed.success) {
-                // A malformed message will never become valid: terminate instead of redelivering.
-                const err = parsed.error
-                  ? new BusValidationError(c.message.name, 'consume', parsed.error.issues)
-                  : new BusValidationError(c.message.name, 'consume', [
-                      { code: 'custom', path: [], message: 'body is not JSON', input: undefined },
-                    ]);
-                span.recordException(err);
-                span.setStatus({ code: SpanStatusCode.ERROR, message: err.message });
-                opts.onError?.(err, { subject: m.subject, seq: m.seq });
-                m.term();
-                return;
-              }
-              const outcome = await handler(parsed.data, {
-                subject: m.subject,
-                seq: m.seq,
-                deliveryCount: m.info.deliveryCount,
-                headers: m.headers,
-                span,
-                working: () => m.working(),
-              });
-              if (!outcome || outcome.kind === 'ack') m.ack();
-              else if (outcome.kind === 'nak') m.nak(outcome.delayMs);
-              else {
-                span.setAttribute('switchboard.term_reason', outcome.reason);
-                m.term();
-              }
-            } catch (err) {
-              span.recordException(err as Error);
-              span.setStatus({ code: SpanStatusCode.ERROR });
-              opts.onError?.(err, { subject: m.subject, seq: m.seq });
-              if (m.info.deliveryCount >= c.maxDeliver) m.term();
-              else m.nak(retryDelay(m.info.deliveryCount));
-            } finally {
-              span.end();
-            }
-          },
-        ),
-      );
-    };
-
-    const done = (async () => {
-      for await (const m of messages) {
-        const p = handle(m).finally(() => inFlight.delete(p));
-        inFlight.add(p);
-      }
-      await Promise.allSettled([...inFlight]);
-    })();
-
+    const loop = runDeliveryLoop({
+      messages,
+      contract: c.message.name,
+      durable: c.durable,
+      schema: c.message.schema,
+      handler,
+      maxDeliver: c.maxDeliver,
+      ...opts,
+    });
     return {
-      done,
+      done: loop.done,
       async stop() {
-        await messages.close();
-        await done;
+        await loop.stop();
         // Acks are fire-and-forget publishes: make sure the last ones left before returning.
         await nc.flush();
       },
