@@ -19,6 +19,7 @@ import {
 } from '@switchboard/proto';
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { ChatsDatabase, ChatsTable } from './db.ts';
+import { containsPattern } from './domain/search.ts';
 import { assertMayWrite, createSender } from './send.ts';
 import { chatAuditEntry, insertAuditEntry } from './store/audit.ts';
 import { chatRecords, messageRecords } from './store/views.ts';
@@ -130,9 +131,9 @@ export function startRpc(deps: RpcDeps): Subscription[] {
         if (f.assigned_to_user !== undefined) q = q.where('c.assigned_to_user', '=', f.assigned_to_user);
         if (f.assigned_group !== undefined) q = q.where('c.assigned_group', '=', f.assigned_group);
         if (f.search) {
-          const like = `%${f.search.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
+          const like = containsPattern(f.search);
           q = q.where((eb) =>
-            eb.or([eb('c.wa_id', 'like', like), eb(sql`lower(p.profile_name)`, 'like', like.toLowerCase())]),
+            eb.or([eb('c.wa_id', 'like', like), eb(sql`lower(p.profile_name)`, 'like', like)]),
           );
         }
         if (f.unread !== undefined) {
@@ -273,7 +274,7 @@ export function startRpc(deps: RpcDeps): Subscription[] {
       async (r) => {
         let q = db.selectFrom('persons');
         if (r.search) {
-          const like = `%${r.search.toLowerCase().replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
+          const like = containsPattern(r.search);
           q = q.where((eb) => eb.or([eb('wa_id', 'like', like), eb(sql`lower(profile_name)`, 'like', like)]));
         }
         const { n } = await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();

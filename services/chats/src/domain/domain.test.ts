@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { initials } from './initials.ts';
+import { createKeyedQueue } from './keyed-queue.ts';
 import { parseNetworkBody } from './network-body.ts';
+import { containsPattern } from './search.ts';
 import { foldStatuses, type StatusRow } from './statuses.ts';
 import { businessWindowEnd, customerWindowEnd, windowExpiresAt } from './window.ts';
 
@@ -137,7 +139,6 @@ describe('parseNetworkBody', () => {
 
 describe('keyed queue', () => {
   it('runs one key in order and other keys alongside', async () => {
-    const { createKeyedQueue } = await import('./keyed-queue.ts');
     const q = createKeyedQueue();
     const log: string[] = [];
     let releaseFirst: () => void = () => undefined;
@@ -164,9 +165,15 @@ describe('keyed queue', () => {
   });
 
   it('keeps going after a failed task', async () => {
-    const { createKeyedQueue } = await import('./keyed-queue.ts');
     const q = createKeyedQueue();
     await expect(q.run('a', async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
     expect(await q.run('a', async () => 'next')).toBe('next');
+  });
+});
+
+describe('containsPattern', () => {
+  it('matches anywhere and takes LIKE wildcards literally', () => {
+    expect(containsPattern('Ana')).toBe('%ana%');
+    expect(containsPattern('50%_off\\')).toBe('%50\\%\\_off\\\\%');
   });
 });
