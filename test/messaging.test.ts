@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { waitFor } from '@switchboard/kit/testing';
+import { messagesWebhookBody } from '@switchboard/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN, type Inbox, startInbox } from './support/inbox.ts';
 
@@ -52,25 +53,15 @@ function signedPost(body: string): Promise<Response> {
   });
 }
 
+const NUMBER = { wabaId: 'waba', displayPhoneNumber: '1', phoneNumberId: '1' };
+const now = () => String(Math.floor(Date.now() / 1000));
+
 const statusBody = (wamid: string, waId: string, status: string, ts: number) =>
-  JSON.stringify({
-    object: 'whatsapp_business_account',
-    entry: [
-      {
-        id: 'waba',
-        changes: [
-          {
-            field: 'messages',
-            value: {
-              messaging_product: 'whatsapp',
-              metadata: { display_phone_number: '1', phone_number_id: '1' },
-              statuses: [{ id: wamid, status, timestamp: String(ts), recipient_id: waId }],
-            },
-          },
-        ],
-      },
-    ],
-  });
+  JSON.stringify(
+    messagesWebhookBody(NUMBER, {
+      statuses: [{ id: wamid, status, timestamp: String(ts), recipient_id: waId }],
+    }),
+  );
 
 describe('inbound', () => {
   it('a customer message creates person, chat and message and opens the window', async () => {
@@ -98,35 +89,19 @@ describe('inbound', () => {
 
   it('stores a network webhook delivered twice once', async () => {
     const waId = '491700000002';
-    const body = JSON.stringify({
-      object: 'whatsapp_business_account',
-      entry: [
-        {
-          id: 'waba',
-          changes: [
-            {
-              field: 'messages',
-              value: {
-                messaging_product: 'whatsapp',
-                metadata: { display_phone_number: '1', phone_number_id: '1' },
-                contacts: [{ profile: { name: 'Twice' }, wa_id: waId }],
-                messages: [
-                  {
-                    from: waId,
-                    id: 'wamid.twice',
-                    timestamp: String(Math.floor(Date.now() / 1000)),
-                    type: 'text',
-                    text: { body: 'once' },
-                  },
-                ],
-              },
-            },
-          ],
-        },
-      ],
-    });
-    expect((await signedPost(body)).status).toBe(200);
-    expect((await signedPost(body)).status).toBe(200);
+    const body = JSON.stringify(
+      messagesWebhookBody(NUMBER, {
+        contacts: [{ profile: { name: 'Twice' }, wa_id: waId }],
+        messages: [{ from: waId, id: 'wamid.twice', timestamp: now(), type: 'text', text: { body: 'once' } }],
+      }),
+    );
+    const first = await signedPost(body);
+    const again = await signedPost(body);
+    expect(first.status).toBe(200);
+    expect(again.status).toBe(200);
+    // Caught at the gateway (the stream drops the second copy), not only by the unique wamid.
+    expect(await first.json()).toEqual({ status: 'accepted', duplicate: false });
+    expect(await again.json()).toEqual({ status: 'accepted', duplicate: true });
     await waitFor(async () => (await messagesOf(waId)).length === 1, 15_000, 'stored message');
     // A later, different body proves processing went on; the duplicate still did not add a message.
     await inbox.customerSays(waId, { type: 'text', text: { body: 'next' } });
@@ -135,32 +110,13 @@ describe('inbound', () => {
 
   it('keeps an unknown message type as it came', async () => {
     const waId = '491700000003';
-    const body = JSON.stringify({
-      object: 'whatsapp_business_account',
-      entry: [
-        {
-          id: 'waba',
-          changes: [
-            {
-              field: 'messages',
-              value: {
-                messaging_product: 'whatsapp',
-                metadata: { display_phone_number: '1', phone_number_id: '1' },
-                messages: [
-                  {
-                    from: waId,
-                    id: 'wamid.future',
-                    timestamp: String(Math.floor(Date.now() / 1000)),
-                    type: 'hologram',
-                    hologram: { depth: 3 },
-                  },
-                ],
-              },
-            },
-          ],
-        },
-      ],
-    });
+    const body = JSON.stringify(
+      messagesWebhookBody(NUMBER, {
+        messages: [
+          { from: waId, id: 'wamid.future', timestamp: now(), type: 'hologram', hologram: { depth: 3 } },
+        ],
+      }),
+    );
     expect((await signedPost(body)).status).toBe(200);
     await waitFor(async () => (await messagesOf(waId)).length === 1, 15_000, 'stored message');
     expect((await messagesOf(waId))[0]?.waba_payload).toMatchObject({

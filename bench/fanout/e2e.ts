@@ -15,10 +15,11 @@ import { parseArgs } from 'node:util';
 import { freePort, waitFor } from '@switchboard/kit';
 import { startEmbeddedPostgres, startNatsServer } from '@switchboard/kit/infra';
 import { repoRoot, spawnService } from '@switchboard/kit/processes';
+import { messagesWebhookBody } from '@switchboard/proto';
 import pg from 'pg';
 import { Pool } from 'undici';
+import { round, summarise } from '../stats.ts';
 import { startBenchReceiver } from './receivers.ts';
-import { round, summarise } from './stats.ts';
 
 const args = parseArgs({
   options: {
@@ -90,33 +91,23 @@ for (const r of receivers) {
 }
 
 const body = (id: string) =>
-  JSON.stringify({
-    object: 'whatsapp_business_account',
-    entry: [
+  JSON.stringify(
+    messagesWebhookBody(
+      { wabaId: 'waba', displayPhoneNumber: '15550001234', phoneNumberId: '1' },
       {
-        id: 'waba',
-        changes: [
+        contacts: [{ profile: { name: 'Bench' }, wa_id: '4917000000001' }],
+        messages: [
           {
-            field: 'messages',
-            value: {
-              messaging_product: 'whatsapp',
-              metadata: { display_phone_number: '15550001234', phone_number_id: '1' },
-              contacts: [{ profile: { name: 'Bench' }, wa_id: '4917000000001' }],
-              messages: [
-                {
-                  from: '4917000000001',
-                  id,
-                  timestamp: String(Math.floor(Date.now() / 1000)),
-                  type: 'text',
-                  text: { body: `event ${id}` },
-                },
-              ],
-            },
+            from: '4917000000001',
+            id,
+            timestamp: String(Math.floor(Date.now() / 1000)),
+            type: 'text',
+            text: { body: `event ${id}` },
           },
         ],
       },
-    ],
-  });
+    ),
+  );
 
 /** Sends `EVENTS` events at `RATE` per second through `post`, which resolves at acceptance. */
 async function paced(

@@ -19,6 +19,7 @@ import {
   createBus,
   fanoutRpc,
   instanceId,
+  messagesWebhookBody,
   type NetworkEvent,
   networkEvent,
   type Principal,
@@ -27,8 +28,8 @@ import { sql } from 'kysely';
 import { Pool } from 'undici';
 import type { FanoutDatabase } from '../../services/fanout/src/db.ts';
 import { fanoutMigrations } from '../../services/fanout/src/migrations/index.ts';
+import { type LatencySummary, round, summarise } from '../stats.ts';
 import { type BenchReceiver, deadUrl, startBenchReceiver } from './receivers.ts';
-import { type LatencySummary, round, summarise } from './stats.ts';
 
 const quick = process.argv.includes('--quick');
 /** What nats-server and PostgreSQL said, shown when the run fails. */
@@ -76,33 +77,21 @@ const ROUNDS = quick ? 1 : 3;
 const ISOLATION_ROUNDS = quick ? 1 : 2;
 
 function networkBody(eventId: string, i: number): string {
-  return JSON.stringify({
-    object: 'whatsapp_business_account',
-    entry: [
-      {
-        id: eventId,
-        changes: [
-          {
-            field: 'messages',
-            value: {
-              messaging_product: 'whatsapp',
-              metadata: { display_phone_number: '15550000000', phone_number_id: '100000000000001' },
-              contacts: [{ profile: { name: 'Bench Customer' }, wa_id: '491701234567' }],
-              messages: [
-                {
-                  from: '491701234567',
-                  id: `wamid.HBgM${eventId}`,
-                  timestamp: String(Math.floor(Date.now() / 1000)),
-                  type: 'text',
-                  text: { body: `benchmark message number ${i}` },
-                },
-              ],
-            },
-          },
-        ],
-      },
-    ],
-  });
+  const number = { wabaId: eventId, displayPhoneNumber: '15550000000', phoneNumberId: '100000000000001' };
+  return JSON.stringify(
+    messagesWebhookBody(number, {
+      contacts: [{ profile: { name: 'Bench Customer' }, wa_id: '491701234567' }],
+      messages: [
+        {
+          from: '491701234567',
+          id: `wamid.HBgM${eventId}`,
+          timestamp: String(Math.floor(Date.now() / 1000)),
+          type: 'text',
+          text: { body: `benchmark message number ${i}` },
+        },
+      ],
+    }),
+  );
 }
 
 let eventCounter = 0;

@@ -19,11 +19,13 @@ import { parseArgs } from 'node:util';
 import { freePort, waitFor } from '@switchboard/kit';
 import { startEmbeddedPostgres, startNatsServer } from '@switchboard/kit/infra';
 import { repoRoot, spawnService } from '@switchboard/kit/processes';
+import { messagesWebhookBody } from '@switchboard/proto';
 import { sandboxSettings, startSandbox } from '@switchboard/sandbox';
 import Fastify from 'fastify';
 import pg from 'pg';
 import { Pool } from 'undici';
-import { round, runConcurrent, summary } from './stats.ts';
+import { round } from '../stats.ts';
+import { runConcurrent, summary } from './stats.ts';
 
 const args = parseArgs({
   options: { messages: { type: 'string', default: '2000' }, concurrency: { type: 'string', default: '32' } },
@@ -76,42 +78,26 @@ await waitFor(
 const client = new Pool(url, { connections: C, pipelining: 1 });
 const sign = (body: string) =>
   `sha256=${createHmac('sha256', seed.webhookSecret).update(body).digest('hex')}`;
-const webhookBody = (i: number, ts: number) =>
-  JSON.stringify({
-    object: 'whatsapp_business_account',
-    entry: [
+const webhookBody = (i: number, ts: number) => {
+  const waId = `4917${String(i % 200).padStart(8, '0')}`;
+  return JSON.stringify(
+    messagesWebhookBody(
+      { wabaId: 'bench', displayPhoneNumber: seed.displayPhoneNumber, phoneNumberId: seed.phoneNumberId },
       {
-        id: 'bench',
-        changes: [
+        contacts: [{ profile: { name: `Customer ${i % 200}` }, wa_id: waId }],
+        messages: [
           {
-            field: 'messages',
-            value: {
-              messaging_product: 'whatsapp',
-              metadata: {
-                display_phone_number: seed.displayPhoneNumber,
-                phone_number_id: seed.phoneNumberId,
-              },
-              contacts: [
-                {
-                  profile: { name: `Customer ${i % 200}` },
-                  wa_id: `4917${String(i % 200).padStart(8, '0')}`,
-                },
-              ],
-              messages: [
-                {
-                  from: `4917${String(i % 200).padStart(8, '0')}`,
-                  id: `wamid.bench.${i}`,
-                  timestamp: String(ts),
-                  type: 'text',
-                  text: { body: `message ${i}` },
-                },
-              ],
-            },
+            from: waId,
+            id: `wamid.bench.${i}`,
+            timestamp: String(ts),
+            type: 'text',
+            text: { body: `message ${i}` },
           },
         ],
       },
-    ],
-  });
+    ),
+  );
+};
 
 async function post(
   path: string,

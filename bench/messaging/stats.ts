@@ -1,12 +1,4 @@
-/** p-th percentile (0..100) of a sample, nearest-rank. */
-export function percentile(values: readonly number[], p: number): number {
-  if (!values.length) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[rank] ?? Number.NaN;
-}
-
-export const round = (v: number, digits = 2) => Math.round(v * 10 ** digits) / 10 ** digits;
+import { percentile, round } from '../stats.ts';
 
 export function summary(latenciesMs: readonly number[], elapsedMs: number) {
   return {

@@ -234,3 +234,41 @@ export const MessagesWebhookBodySchema = z.looseObject({
     .min(1),
 });
 export type MessagesWebhookBody = z.infer<typeof MessagesWebhookBodySchema>;
+
+export interface WebhookNumber {
+  wabaId: string;
+  displayPhoneNumber: string;
+  phoneNumberId: string;
+}
+
+/**
+ * A `messages` webhook body in the network's layout: one entry, one change, whatever
+ * `contacts` / `messages` / `statuses` the value carries. The one place the envelope is built
+ * (the sandbox's webhooks, the inbox's own failed statuses, fan-out test events, tests).
+ */
+export function messagesWebhookBody(
+  number: WebhookNumber,
+  value: Record<string, unknown>,
+): MessagesWebhookBody {
+  return {
+    object: 'whatsapp_business_account',
+    entry: [
+      {
+        id: number.wabaId,
+        changes: [
+          {
+            value: {
+              messaging_product: 'whatsapp',
+              metadata: {
+                display_phone_number: number.displayPhoneNumber,
+                phone_number_id: number.phoneNumberId,
+              },
+              ...value,
+            },
+            field: 'messages',
+          },
+        ],
+      },
+    ],
+  };
+}

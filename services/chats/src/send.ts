@@ -8,6 +8,7 @@ import {
   deliverMessage,
   deliverMessageConsumer,
   type MessageRecord,
+  messagesWebhookBody,
   type NetworkClient,
   NetworkError,
   networkEvent,
@@ -169,32 +170,15 @@ function redeliveryDelayMs(attempt: number, retryAfterMs: number | undefined): n
 
 /** A failed-status body in the network's own shape, so the fan-out delivers rejections like any status. */
 function failedStatusBody(phoneNumber: string, messageId: string, waId: string, errors: unknown[]): string {
-  return JSON.stringify({
-    object: 'whatsapp_business_account',
-    entry: [
-      {
-        id: 'switchboard',
-        changes: [
-          {
-            field: 'messages',
-            value: {
-              messaging_product: 'whatsapp',
-              metadata: { display_phone_number: phoneNumber, phone_number_id: phoneNumber },
-              statuses: [
-                {
-                  id: messageId,
-                  status: 'failed',
-                  timestamp: String(nowSeconds()),
-                  recipient_id: waId,
-                  errors,
-                },
-              ],
-            },
-          },
-        ],
-      },
-    ],
-  });
+  const number = { wabaId: 'switchboard', displayPhoneNumber: phoneNumber, phoneNumberId: phoneNumber };
+  const status = {
+    id: messageId,
+    status: 'failed',
+    timestamp: String(nowSeconds()),
+    recipient_id: waId,
+    errors,
+  };
+  return JSON.stringify(messagesWebhookBody(number, { statuses: [status] }));
 }
 
 /**

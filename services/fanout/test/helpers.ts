@@ -8,6 +8,7 @@ import {
   createBus,
   fanoutRpc,
   instanceId,
+  messagesWebhookBody,
   type NetworkEvent,
   networkEvent,
   type Principal,
@@ -142,32 +143,20 @@ export function testSettings(overrides: Partial<FanoutSettings> = {}): FanoutSet
 
 /** A network-shaped body whose `entry[0].id` is the event id, so receivers can tell events apart. */
 export function networkBody(eventId: string, text = 'hello'): string {
-  return JSON.stringify({
-    object: 'whatsapp_business_account',
-    entry: [
-      {
-        id: eventId,
-        changes: [
-          {
-            field: 'messages',
-            value: {
-              messaging_product: 'whatsapp',
-              metadata: { display_phone_number: '15550000000', phone_number_id: '1' },
-              messages: [
-                {
-                  from: '491701234567',
-                  id: `wamid.${eventId}`,
-                  timestamp: '1700000000',
-                  type: 'text',
-                  text: { body: text },
-                },
-              ],
-            },
-          },
-        ],
-      },
-    ],
-  });
+  const number = { wabaId: eventId, displayPhoneNumber: '15550000000', phoneNumberId: '1' };
+  return JSON.stringify(
+    messagesWebhookBody(number, {
+      messages: [
+        {
+          from: '491701234567',
+          id: `wamid.${eventId}`,
+          timestamp: '1700000000',
+          type: 'text',
+          text: { body: text },
+        },
+      ],
+    }),
+  );
 }
 
 export async function publishEvent(bus: Bus, text = 'hello'): Promise<NetworkEvent> {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { messagesWebhookBody } from '@switchboard/proto';
 
 /**
  * A network-shaped webhook body marked as a test: a text message in the network's
@@ -8,33 +9,21 @@ import { randomUUID } from 'node:crypto';
 export function buildTestEvent(now: Date): { eventId: string; body: string } {
   const eventId = `test-${randomUUID()}`;
   const timestamp = String(Math.floor(now.getTime() / 1000));
+  const number = { wabaId: '0', displayPhoneNumber: '0', phoneNumberId: '0' };
   const body = {
-    object: 'whatsapp_business_account',
+    ...messagesWebhookBody(number, {
+      contacts: [{ profile: { name: 'Switchboard test' }, wa_id: '0' }],
+      messages: [
+        {
+          from: '0',
+          id: `wamid.${eventId}`,
+          timestamp,
+          type: 'text',
+          text: { body: 'This is a test event from Switchboard.' },
+        },
+      ],
+    }),
     test: true,
-    entry: [
-      {
-        id: '0',
-        changes: [
-          {
-            field: 'messages',
-            value: {
-              messaging_product: 'whatsapp',
-              metadata: { display_phone_number: '0', phone_number_id: '0' },
-              contacts: [{ profile: { name: 'Switchboard test' }, wa_id: '0' }],
-              messages: [
-                {
-                  from: '0',
-                  id: `wamid.${eventId}`,
-                  timestamp,
-                  type: 'text',
-                  text: { body: 'This is a test event from Switchboard.' },
-                },
-              ],
-            },
-          },
-        ],
-      },
-    ],
   };
   return { eventId, body: JSON.stringify(body) };
 }

@@ -1,40 +1,16 @@
-import type {
-  InboundMessage,
-  MessageStatus,
-  MessageStatusValue,
-  MessagesWebhookBody,
-  NetworkErrorItem,
+import {
+  type InboundMessage,
+  type MessageStatus,
+  type MessageStatusValue,
+  type MessagesWebhookBody,
+  messagesWebhookBody,
+  type NetworkErrorItem,
+  type WebhookNumber,
 } from '../wire.ts';
 
-export interface NumberIdentity {
-  readonly wabaId: string;
-  readonly displayPhoneNumber: string;
-  readonly phoneNumberId: string;
-}
+export type NumberIdentity = WebhookNumber;
 
-function envelope(number: NumberIdentity, value: Record<string, unknown>): MessagesWebhookBody {
-  return {
-    object: 'whatsapp_business_account',
-    entry: [
-      {
-        id: number.wabaId,
-        changes: [
-          {
-            value: {
-              messaging_product: 'whatsapp',
-              metadata: {
-                display_phone_number: number.displayPhoneNumber,
-                phone_number_id: number.phoneNumberId,
-              },
-              ...value,
-            },
-            field: 'messages',
-          },
-        ],
-      },
-    ],
-  };
-}
+const envelope = messagesWebhookBody;
 
 /**
  * The webhook for one customer message. System messages (a number change) carry no
