@@ -39,8 +39,6 @@ export const errors = {
   forbidden: (code = 'permission_denied', reason = 'You do not have permission to perform this action.') =>
     new AppError(403, code, reason),
   notFound: (reason = 'Not found.') => new AppError(404, 'not_found', reason),
-  conflict: (code: string, reason: string) => new AppError(409, code, reason),
-  unavailable: (code: string, reason: string) => new AppError(503, code, reason),
 };
 
 /** The inbox (DRF-style) error body, for route response schemas (extra keys pass through). */

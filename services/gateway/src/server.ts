@@ -42,7 +42,6 @@ export async function runGateway(telemetry: Telemetry): Promise<void> {
       adminUsername: config.INBOX_ADMIN_USERNAME,
       adminEmail: config.INBOX_ADMIN_EMAIL,
       adminPassword: config.INBOX_ADMIN_PASSWORD,
-      configuratorUsername: config.INBOX_CONFIGURATOR_USERNAME,
     },
     log,
   );

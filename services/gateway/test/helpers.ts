@@ -43,7 +43,6 @@ export async function startTestGateway(env: Record<string, string> = {}): Promis
       adminUsername: undefined,
       adminEmail: ADMIN.username,
       adminPassword: ADMIN.password,
-      configuratorUsername: undefined,
     },
     log,
   );

@@ -9,7 +9,6 @@ export interface BootstrapConfig {
   adminUsername: string | undefined;
   adminEmail: string | undefined;
   adminPassword: string | undefined;
-  configuratorUsername: string | undefined;
 }
 
 /**
