@@ -271,6 +271,20 @@ describe('backing services', () => {
   });
 });
 
+describe('configurator seat', () => {
+  it('creating the configurator takes no seat', async () => {
+    const gw = await startTestGateway({ MAX_NUMBER_OF_SEATS: '2' });
+    const admin = await login(gw, ADMIN.username, ADMIN.password);
+    await ensureConfigurator(gw.db, gw.tokens, 'partner');
+    const create = (username: string) =>
+      gw.app.inject({ method: 'POST', url: '/api/v1/users/', headers: auth(admin), payload: { username } });
+    // Admin + configurator exist; one seat of two is still free.
+    expect((await create('second')).statusCode).toBe(201);
+    expect((await create('third')).statusCode).toBe(409);
+    await gw.close();
+  });
+});
+
 describe('availability', () => {
   it('lets users set their availability when enabled', async () => {
     const gw = await startTestGateway({ APP_IS_USER_AVAILABILITY_ENABLED: 'True' });
