@@ -7,14 +7,30 @@ export type AuditFn = (
   action: AuditEntry['action'],
   target: { type: AuditEntry['target_type']; id: string | number },
   details?: Record<string, unknown>,
-) => Promise<void>;
+) => void;
 
 /**
  * Records an event-log entry through the bus (chats stores it). Called after the change has
- * committed; a publish that still fails after retries is logged and does not undo the change.
+ * committed, and off the request path: the caller's answer never waits for the retries. A
+ * publish that still fails after them is logged and does not undo the change.
  */
 export function createAudit(bus: Bus, log: Logger): AuditFn {
-  return async (actor, action, target, details = {}) => {
+  const publish = async (entry: AuditEntry) => {
+    // A short NATS outage must not drop the entry: retry (the id de-duplicates), then give up loudly.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await bus.publish(auditRecorded, entry, { idempotencyKey: entry.id });
+        return;
+      } catch (err) {
+        if (attempt >= 5) {
+          log.error({ err, action: entry.action, target: entry.target_id }, 'event-log entry not recorded');
+          return;
+        }
+        await new Promise((r) => setTimeout(r, 200 * 2 ** attempt));
+      }
+    }
+  };
+  return (actor, action, target, details = {}) => {
     const entry: AuditEntry = {
       id: randomUUID(),
       action,
@@ -24,18 +40,6 @@ export function createAudit(bus: Bus, log: Logger): AuditFn {
       details,
       at: Date.now(),
     };
-    // A short NATS outage must not drop the entry: retry (the id de-duplicates), then give up loudly.
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await bus.publish(auditRecorded, entry, { idempotencyKey: entry.id });
-        return;
-      } catch (err) {
-        if (attempt >= 5) {
-          log.error({ err, action, target }, 'event-log entry not recorded');
-          return;
-        }
-        await new Promise((r) => setTimeout(r, 200 * 2 ** attempt));
-      }
-    }
+    void publish(entry);
   };
 }

@@ -37,7 +37,7 @@ export function createGroups(db: Kysely<GatewayDatabase>, audit: AuditFn) {
         .values({ name })
         .returning(['id', 'name'])
         .executeTakeFirstOrThrow();
-      await audit(actor, 'group.created', { type: 'group', id: g.id }, { name });
+      audit(actor, 'group.created', { type: 'group', id: g.id }, { name });
       return g;
     } catch (err) {
       if (isUniqueViolation(err))
@@ -55,14 +55,14 @@ export function createGroups(db: Kysely<GatewayDatabase>, audit: AuditFn) {
         throw errors.validation({ name: ['A group with that name already exists.'] });
       throw err;
     }
-    await audit(actor, 'group.updated', { type: 'group', id }, { name });
+    audit(actor, 'group.updated', { type: 'group', id }, { name });
     return get(id);
   }
 
   async function remove(actor: Principal, id: number) {
     const g = await get(id);
     await db.deleteFrom('groups').where('id', '=', id).execute();
-    await audit(actor, 'group.deleted', { type: 'group', id }, { name: g.name });
+    audit(actor, 'group.deleted', { type: 'group', id }, { name: g.name });
   }
 
   async function byIds(ids: readonly number[]): Promise<Map<number, { id: number; name: string }>> {

@@ -170,7 +170,7 @@ export function createUsers(deps: UsersDeps) {
         throw errors.validation({ username: ['A user with that username already exists.'] });
       throw err;
     }
-    await audit(actor, 'user.created', { type: 'user', id }, { username: input.username, role });
+    audit(actor, 'user.created', { type: 'user', id }, { username: input.username, role });
     return get(id);
   }
 
@@ -252,7 +252,7 @@ export function createUsers(deps: UsersDeps) {
         : input.is_active === false && current.is_active
           ? 'user.deactivated'
           : 'user.updated';
-    await audit(actor, action, { type: 'user', id }, { changed });
+    audit(actor, action, { type: 'user', id }, { changed });
     return get(id);
   }
 
