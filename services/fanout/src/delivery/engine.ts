@@ -214,17 +214,14 @@ export function createDeliveryEngine(deps: {
       Math.min(settings.attemptTimeoutMs, 30_000),
     );
     const c = classify(result, Date.now());
-    const entry = attemptEntry(webhook, eventId, messageId, 1, 'test', startedAt, result, c);
-    attemptLog.record(entry);
-    // The caller sees exactly what the attempt log records.
-    const { success, status_code, duration_ms, error_class, error, response_excerpt } = entry;
+    attemptLog.record(attemptEntry(webhook, eventId, messageId, 1, 'test', startedAt, result, c));
     return {
-      success,
-      status_code,
-      duration_ms,
-      error_class,
-      error,
-      response_excerpt,
+      success: c.kind === 'success',
+      status_code: result.kind === 'response' ? result.status : null,
+      duration_ms: result.durationMs,
+      error_class: c.kind === 'success' ? null : c.errorClass,
+      error: result.kind === 'error' ? result.message : null,
+      response_excerpt: result.kind === 'response' ? result.excerpt : null,
       message_id: messageId,
       event_id: eventId,
     };
