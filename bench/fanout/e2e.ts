@@ -64,6 +64,7 @@ const processes = [
   spawnService(join(repoRoot, 'services/chats/src/main.ts'), env),
   spawnService(join(repoRoot, 'services/fanout/src/main.ts'), {
     ...env,
+    INBOX_SECRET_KEY: 'bench-secret-key-0123456789abcdef0123',
     WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
   }),
 ];

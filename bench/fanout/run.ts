@@ -23,6 +23,7 @@ import {
   type NetworkEvent,
   networkEvent,
   type Principal,
+  principalLookup,
 } from '@switchboard/proto';
 import { sql } from 'kysely';
 import { Pool } from 'undici';
@@ -465,6 +466,10 @@ async function run(work: string, stops: Array<() => Promise<unknown>>): Promise<
   stops.push(() => nc.drain());
   const bus = await createBus(nc, instance);
   await bus.ensureStreams();
+  // The gateway's side of the identity contract: every webhook here belongs to the admin.
+  bus.serve(principalLookup, async ({ user_id }) => ({
+    principal: user_id === admin.user_id ? admin : null,
+  }));
 
   // The fan-out runs as its own process, as deployed.
   const childLog: string[] = [];
@@ -484,6 +489,7 @@ async function run(work: string, stops: Array<() => Promise<unknown>>): Promise<
         LOG_LEVEL: 'warn',
         OTEL_SDK_DISABLED: 'true',
         WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+        INBOX_SECRET_KEY: 'bench-secret-key-0123456789abcdef0123',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     },

@@ -6,5 +6,7 @@ export * from './infra/ports.ts';
 export * from './lifecycle.ts';
 export * from './logger.ts';
 export * from './nats.ts';
+export * from './outbox.ts';
 export * from './pagination.ts';
+export * from './secrets.ts';
 export * from './telemetry.ts';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineStream } from './contracts.ts';
+import { ChatAccessSubjectSchema } from './principal.ts';
 import { subjects } from './subjects.ts';
 
 /**
@@ -14,6 +15,12 @@ export const NetworkEventSchema = z.object({
   kinds: z.array(z.enum(['message', 'status', 'test', 'other'])).min(1),
   /** Customers the body concerns (from `contacts`, `messages[].from`, `statuses[].recipient_id`). */
   wa_ids: z.array(z.string()),
+  /**
+   * The chats the body concerns with their assignment when chats processed it: the fan-out
+   * delivers to a user's webhook only what its owner may read (`canReadChat`). Missing on
+   * events that concern no chat (tests, bodies that are not messages bodies).
+   */
+  chats: z.array(ChatAccessSubjectSchema).optional(),
   /** Epoch milliseconds when the gateway accepted the network webhook. */
   received_at: z.number().int().positive(),
   body: z.string().min(2),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { defineRpc } from './contracts.ts';
+import { defineRpc, defineStream } from './contracts.ts';
+import { PrincipalSchema } from './principal.ts';
 import { subjects } from './subjects.ts';
 
 /**
@@ -12,4 +13,32 @@ export const ensureConfigurator = defineRpc({
   subject: (i) => subjects.rpc(i, 'gateway', 'ensure_configurator'),
   request: z.object({ username: z.string().min(1).max(150) }),
   response: z.object({ user_id: z.number().int(), username: z.string(), token: z.string() }),
+});
+
+/**
+ * Internal operation: the current principal of a user, or null when the user is unknown or
+ * deactivated. The fan-out asks it to decide what a user's webhook may receive.
+ */
+export const principalLookup = defineRpc({
+  name: 'gateway.identity.principal',
+  subject: (i) => subjects.rpc(i, 'gateway', 'principal'),
+  request: z.object({ user_id: z.number().int().positive() }),
+  response: z.object({ principal: PrincipalSchema.nullable() }),
+});
+
+/**
+ * A user's rights changed (role, permissions, groups, assignments, activation), or a group
+ * vanished (`user_ids` empty: anyone may be affected). Services that cache principals drop them.
+ */
+export const IdentityChangedSchema = z.object({
+  user_ids: z.array(z.number().int().positive()),
+  at: z.number().int().positive(),
+});
+export type IdentityChanged = z.infer<typeof IdentityChangedSchema>;
+
+export const identityChanged = defineStream({
+  name: 'events.identity',
+  stream: 'events',
+  subject: (i) => subjects.events(i, 'identity'),
+  schema: IdentityChangedSchema,
 });

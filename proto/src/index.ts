@@ -9,6 +9,7 @@ export * from './instance.ts';
 export * from './messages.ts';
 export * from './messaging.ts';
 export * from './network/index.ts';
+export * from './outbox.ts';
 export * from './principal.ts';
 export * from './streams.ts';
 export * from './subjects.ts';

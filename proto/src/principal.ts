@@ -33,11 +33,12 @@ export const PrincipalSchema = z.object({
 export type Principal = z.infer<typeof PrincipalSchema>;
 
 /** What the chat-permission rules need to know about a chat. */
-export interface ChatAccessSubject {
-  wa_id: string;
-  assigned_to_user: number | null;
-  assigned_group: number | null;
-}
+export const ChatAccessSubjectSchema = z.object({
+  wa_id: z.string(),
+  assigned_to_user: z.number().int().positive().nullable(),
+  assigned_group: z.number().int().positive().nullable(),
+});
+export type ChatAccessSubject = z.infer<typeof ChatAccessSubjectSchema>;
 
 function chatAccess(access: ChatAccess, p: Principal, chat: ChatAccessSubject): boolean {
   if (p.role === 'configurator') return false;
@@ -57,4 +58,13 @@ export function canReadChat(p: Principal, chat: ChatAccessSubject): boolean {
 /** Writing implies being able to see the chat. */
 export function canWriteChat(p: Principal, chat: ChatAccessSubject): boolean {
   return canReadChat(p, chat) && chatAccess(p.permissions.can_write_to_chats, p, chat);
+}
+
+/**
+ * What a per-user webhook may receive: admins and the configurator every chat (they manage
+ * the instance's integrations); anyone else the chats they may read.
+ */
+export function canReceiveChat(p: Principal, chat: ChatAccessSubject): boolean {
+  if (p.role === 'admin' || p.role === 'configurator') return true;
+  return canReadChat(p, chat);
 }

@@ -91,6 +91,8 @@ export async function startInbox(opts: InboxOptions = {}): Promise<Inbox> {
     fanout: opts.fanout
       ? spawnService(join(repoRoot, 'services/fanout/src/main.ts'), {
           ...env,
+          // The gateway's key: one instance secret for every service.
+          INBOX_SECRET_KEY: 'inbox-test-secret-key-0123456789abcdef',
           // Test receivers listen on loopback.
           WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
           WEBHOOK_RETRY_SCHEDULE: '0s,200ms,500ms,1s',

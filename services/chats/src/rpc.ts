@@ -17,7 +17,7 @@ import {
   sendMessage,
   updateChat,
 } from '@switchboard/proto';
-import { type Kysely, type Selectable, sql } from 'kysely';
+import { type ExpressionBuilder, type Kysely, type Selectable, sql } from 'kysely';
 import type { ChatsDatabase, ChatsTable } from './db.ts';
 import { containsPattern } from './domain/search.ts';
 import { assertMayWrite, createSender } from './send.ts';
@@ -53,6 +53,15 @@ async function readableChat(db: Db, p: Principal, waId: string): Promise<Selecta
   // Not readable and not existing look the same: an agent learns nothing about other chats.
   if (!chat || !canReadChat(p, chat)) throw new RpcError('not_found', 404, 'No chat with this wa_id.');
   return chat;
+}
+
+/** The SQL form of `canReadChat` for `assigned` access, on a query over `chats as c`. */
+function assignedToCaller(eb: ExpressionBuilder<ChatsDatabase & { c: ChatsTable }, 'c'>, p: Principal) {
+  return eb.or([
+    eb('c.assigned_to_user', '=', p.user_id),
+    ...(p.group_ids.length ? [eb('c.assigned_group', 'in', p.group_ids)] : []),
+    ...(p.assigned_wa_ids.length ? [eb('c.wa_id', 'in', p.assigned_wa_ids)] : []),
+  ]);
 }
 
 export function startRpc(deps: RpcDeps): Subscription[] {
@@ -94,7 +103,7 @@ export function startRpc(deps: RpcDeps): Subscription[] {
       getMessage,
       async (r) => {
         assertMessagingUser(r.principal);
-        const uuid = /^[0-9a-f-]{36}$/i.test(r.id);
+        const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(r.id);
         const row = await db
           .selectFrom('messages')
           .selectAll()
@@ -117,15 +126,7 @@ export function startRpc(deps: RpcDeps): Subscription[] {
         const p = r.principal;
         assertMessagingUser(p);
         let q = db.selectFrom('chats as c').leftJoin('persons as p', 'p.wa_id', 'c.wa_id');
-        if (p.permissions.can_read_chats === 'assigned') {
-          q = q.where((eb) =>
-            eb.or([
-              eb('c.assigned_to_user', '=', p.user_id),
-              ...(p.group_ids.length ? [eb('c.assigned_group', 'in', p.group_ids)] : []),
-              ...(p.assigned_wa_ids.length ? [eb('c.wa_id', 'in', p.assigned_wa_ids)] : []),
-            ]),
-          );
-        }
+        if (p.permissions.can_read_chats === 'assigned') q = q.where((eb) => assignedToCaller(eb, p));
         const f = r.filters;
         if (f.resolved !== undefined) q = q.where('c.resolved', '=', f.resolved);
         if (f.assigned_to_user !== undefined) q = q.where('c.assigned_to_user', '=', f.assigned_to_user);
@@ -272,15 +273,22 @@ export function startRpc(deps: RpcDeps): Subscription[] {
     bus.serve(
       listPersons,
       async (r) => {
-        let q = db.selectFrom('persons');
+        // A customer is visible exactly when their chat is (canReadChat), in lists as everywhere.
+        const p = r.principal;
+        assertMessagingUser(p);
+        let q = db.selectFrom('persons').innerJoin('chats as c', 'c.wa_id', 'persons.wa_id');
+        if (p.permissions.can_read_chats === 'assigned') q = q.where((eb) => assignedToCaller(eb, p));
         if (r.search) {
           const like = containsPattern(r.search);
-          q = q.where((eb) => eb.or([eb('wa_id', 'like', like), eb(sql`lower(profile_name)`, 'like', like)]));
+          q = q.where((eb) =>
+            eb.or([eb('persons.wa_id', 'like', like), eb(sql`lower(persons.profile_name)`, 'like', like)]),
+          );
         }
         const { n } = await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
         const rows = await q
-          .selectAll()
-          .orderBy('updated_at', 'desc')
+          .selectAll('persons')
+          .orderBy('persons.updated_at', 'desc')
+          .orderBy('persons.wa_id')
           .limit(r.limit)
           .offset(r.offset)
           .execute();

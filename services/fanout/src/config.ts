@@ -1,4 +1,10 @@
-import { envBoolean, logLevel, natsStreamReplicas, parseEnv } from '@switchboard/kit';
+import {
+  envBoolean,
+  InstanceSecretKeySchema,
+  logLevel,
+  natsStreamReplicas,
+  parseEnv,
+} from '@switchboard/kit';
 import { InstanceIdSchema } from '@switchboard/proto';
 import { z } from 'zod';
 import { parseDuration, parseDurationList } from './domain/durations.ts';
@@ -28,6 +34,8 @@ export const FanoutConfigSchema = z
     NATS_STREAM_REPLICAS: natsStreamReplicas,
     INSTANCE_ID: InstanceIdSchema.default('local'),
     LOG_LEVEL: logLevel,
+    /** The instance secret: webhook secrets and static headers are sealed with a key derived from it. */
+    INBOX_SECRET_KEY: InstanceSecretKeySchema,
     /** Optional: serves GET /healthz (database and NATS) for orchestrator probes. */
     HEALTH_PORT: z.coerce.number().int().min(1).max(65535).optional(),
     WEBHOOK_ALLOW_PRIVATE_TARGETS: envBoolean.default(false),

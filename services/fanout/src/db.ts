@@ -14,9 +14,13 @@ export interface WebhooksTable {
   url: string;
   enabled: Generated<boolean>;
   ordered: Generated<boolean>;
-  headers: Json<Record<string, string>>;
-  secret: string;
-  previous_secret: string | null;
+  /**
+   * The static headers (a JSON object), the signing secret and the one before a rotation are
+   * sealed with the instance key (see sealing.ts): they are the receivers' credentials.
+   */
+  sealed_headers: Buffer;
+  sealed_secret: Buffer;
+  sealed_previous_secret: Buffer | null;
   previous_secret_expires_at: Timestamp | null;
   disabled_reason: DisabledReason | null;
   failing_since: Timestamp | null;
@@ -61,12 +65,31 @@ export interface WebhookDeadLettersTable {
   replay_count: Generated<number>;
 }
 
+/** Messages waiting for the outbox relay (kit's `createOutboxTable`). */
+export interface FanoutOutboxTable {
+  id: Generated<number>;
+  contract: string;
+  payload: unknown;
+  key: string;
+  created_at: Generated<Date>;
+}
+
 export interface FanoutDatabase {
+  fanout_outbox: FanoutOutboxTable;
   webhooks: WebhooksTable;
   webhook_attempts: WebhookAttemptsTable;
   webhook_dead_letters: WebhookDeadLettersTable;
 }
 
-export type WebhookRow = Selectable<WebhooksTable>;
+/** A webhook as stored: its credentials sealed. */
+export type StoredWebhookRow = Selectable<WebhooksTable>;
+
+/** A webhook with its credentials opened, as signing and the API need it; never written back as is. */
+export interface WebhookRow
+  extends Omit<StoredWebhookRow, 'sealed_headers' | 'sealed_secret' | 'sealed_previous_secret'> {
+  headers: Record<string, string>;
+  secret: string;
+  previous_secret: string | null;
+}
 export type NewAttempt = Insertable<WebhookAttemptsTable>;
 export type AttemptRow = Selectable<WebhookAttemptsTable>;

@@ -1,6 +1,7 @@
 export { type FanoutConfig, FanoutConfigSchema, loadConfig, settingsFromConfig } from './config.ts';
 export type { FanoutDatabase } from './db.ts';
-export { fanoutMigrations } from './migrations/index.ts';
+export { createFanoutMigrations, fanoutMigrations } from './migrations/index.ts';
+export { createWebhookSecretsBox } from './sealing.ts';
 export { runFanout } from './server.ts';
 export { createFanout, type Fanout } from './service.ts';
 export { defaultSettings, type FanoutSettings } from './settings.ts';

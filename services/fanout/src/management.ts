@@ -1,5 +1,5 @@
 import type { JetStreamManager } from '@nats-io/jetstream';
-import type { Logger } from '@switchboard/kit';
+import type { Logger, SecretBox } from '@switchboard/kit';
 import {
   type Bus,
   type DeliveryAttempt,
@@ -18,7 +18,8 @@ import { deleteDurables, ensureDurables } from './delivery/durables.ts';
 import type { DeliveryEngine } from './delivery/engine.ts';
 import { obviouslyPrivateUrl } from './delivery/ssrf-guard.ts';
 import { generateSecret } from './domain/signing.ts';
-import type { Announce } from './lifecycle.ts';
+import type { Announcer } from './lifecycle.ts';
+import { openWebhook, sealHeaders } from './sealing.ts';
 import type { FanoutSettings } from './settings.ts';
 
 type Req<K extends keyof typeof fanoutRpc> = z.output<(typeof fanoutRpc)[K]['request']>;
@@ -100,11 +101,13 @@ export function createWebhookManager(deps: {
   engine: DeliveryEngine;
   settings: FanoutSettings;
   log: Logger;
-  announce: Announce;
+  announcer: Announcer;
+  /** Seals secrets and static headers before they reach the table, opens them after. */
+  box: SecretBox;
   /** Flushes the attempt log so `deliveries` shows what just happened. */
   flushAttempts: () => Promise<void>;
 }): WebhookManager {
-  const { db, bus, jsm, settings, log, announce } = deps;
+  const { db, bus, jsm, settings, log, announcer, box } = deps;
 
   async function find(p: Principal, id: string): Promise<WebhookRow> {
     if (!UUID.test(id)) throw notFound();
@@ -112,7 +115,7 @@ export function createWebhookManager(deps: {
     if (!managesAll(p)) q = q.where('owner_user_id', '=', p.user_id);
     const row = await q.executeTakeFirst();
     if (!row) throw notFound();
-    return row;
+    return openWebhook(box, row);
   }
 
   function checkUrl(url: string): void {
@@ -128,22 +131,24 @@ export function createWebhookManager(deps: {
   return {
     async create(req) {
       checkUrl(req.url);
-      const row = await db
+      const secret = req.secret ?? generateSecret();
+      const stored = await db
         .insertInto('webhooks')
         .values({
           owner_user_id: req.principal.user_id,
           url: req.url,
           enabled: req.enabled,
           ordered: req.ordered,
-          headers: JSON.stringify(req.headers),
-          secret: req.secret ?? generateSecret(),
-          previous_secret: null,
+          sealed_headers: sealHeaders(box, req.headers),
+          sealed_secret: box.seal(secret),
+          sealed_previous_secret: null,
           previous_secret_expires_at: null,
           disabled_reason: req.enabled ? null : 'manual',
           failing_since: null,
         })
         .returningAll()
         .executeTakeFirstOrThrow();
+      const row = openWebhook(box, stored);
       // The durables exist before the answer, so every event published after it is delivered.
       try {
         await ensureDurables(jsm, bus.instance, row.id, row.ordered, settings);
@@ -152,8 +157,9 @@ export function createWebhookManager(deps: {
         log.error({ err }, 'could not create the webhook durables');
         throw new RpcError('stream_unavailable', 503, 'The webhook could not be set up; try again.');
       }
-      await announce(row, 'created', req.principal);
-      return { ...toWebhook(row), secret: row.secret };
+      await announcer.announce(db, row, 'created', req.principal);
+      await announcer.committed();
+      return { ...toWebhook(row), secret };
     },
 
     async list(req) {
@@ -164,7 +170,7 @@ export function createWebhookManager(deps: {
         q.selectAll().orderBy('created_at').orderBy('id').limit(req.limit).offset(req.offset).execute(),
         q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
       ]);
-      return { count: Number(total.n), results: rows.map(toWebhook) };
+      return { count: Number(total.n), results: rows.map((r) => toWebhook(openWebhook(box, r))) };
     },
 
     async get(req) {
@@ -176,26 +182,32 @@ export function createWebhookManager(deps: {
       if (req.url !== undefined) checkUrl(req.url);
       const enabling = req.enabled === true && !before.enabled;
       const disabling = req.enabled === false && before.enabled;
-      const row = await db
-        .updateTable('webhooks')
-        .set({
-          updated_at: new Date(),
-          ...(req.url !== undefined ? { url: req.url } : {}),
-          ...(req.ordered !== undefined ? { ordered: req.ordered } : {}),
-          ...(req.headers !== undefined ? { headers: JSON.stringify(req.headers) } : {}),
-          ...(enabling ? { enabled: true, disabled_reason: null, failing_since: null } : {}),
-          ...(disabling ? { enabled: false, disabled_reason: 'manual' as const } : {}),
-        })
-        .where('id', '=', before.id)
-        .returningAll()
-        .executeTakeFirst();
-      if (!row) throw notFound();
+      const row = await db.transaction().execute(async (trx) => {
+        const stored = await trx
+          .updateTable('webhooks')
+          .set({
+            updated_at: new Date(),
+            ...(req.url !== undefined ? { url: req.url } : {}),
+            ...(req.ordered !== undefined ? { ordered: req.ordered } : {}),
+            ...(req.headers !== undefined ? { sealed_headers: sealHeaders(box, req.headers) } : {}),
+            ...(enabling ? { enabled: true, disabled_reason: null, failing_since: null } : {}),
+            ...(disabling ? { enabled: false, disabled_reason: 'manual' as const } : {}),
+          })
+          .where('id', '=', before.id)
+          .returningAll()
+          .executeTakeFirst();
+        if (!stored) throw notFound();
+        const opened = openWebhook(box, stored);
+        const action = enabling ? 'enabled' : disabling ? 'disabled' : 'updated';
+        await announcer.announce(trx, opened, action, req.principal);
+        return opened;
+      });
+      await announcer.committed();
       if (row.ordered !== before.ordered) {
         await ensureDurables(jsm, bus.instance, row.id, row.ordered, settings).catch((err: unknown) =>
           log.warn({ err, webhook: row.id }, 'durable limits not updated; the next reconcile retries'),
         );
       }
-      await announce(row, enabling ? 'enabled' : disabling ? 'disabled' : 'updated', req.principal);
       return toWebhook(row);
     },
 
@@ -204,30 +216,37 @@ export function createWebhookManager(deps: {
       await db.transaction().execute(async (trx) => {
         await trx.deleteFrom('webhook_attempts').where('webhook_id', '=', row.id).execute();
         await trx.deleteFrom('webhooks').where('id', '=', row.id).execute();
+        await announcer.announce(trx, row, 'deleted', req.principal);
       });
+      await announcer.committed();
       await deleteDurables(jsm, bus.instance, row.id).catch((err: unknown) =>
         log.warn({ err, webhook: row.id }, 'durables not deleted; the next reconcile removes them'),
       );
-      await announce(row, 'deleted', req.principal);
       return { deleted: true as const };
     },
 
     async rotateSecret(req) {
       const before = await find(req.principal, req.id);
-      const row = await db
-        .updateTable('webhooks')
-        .set({
-          secret: generateSecret(),
-          previous_secret: before.secret,
-          previous_secret_expires_at: new Date(Date.now() + settings.rotationGraceMs),
-          updated_at: new Date(),
-        })
-        .where('id', '=', before.id)
-        .returningAll()
-        .executeTakeFirst();
-      if (!row) throw notFound();
-      await announce(row, 'secret_rotated', req.principal);
-      return { ...toWebhook(row), secret: row.secret };
+      const secret = generateSecret();
+      const row = await db.transaction().execute(async (trx) => {
+        const stored = await trx
+          .updateTable('webhooks')
+          .set({
+            sealed_secret: box.seal(secret),
+            sealed_previous_secret: box.seal(before.secret),
+            previous_secret_expires_at: new Date(Date.now() + settings.rotationGraceMs),
+            updated_at: new Date(),
+          })
+          .where('id', '=', before.id)
+          .returningAll()
+          .executeTakeFirst();
+        if (!stored) throw notFound();
+        const opened = openWebhook(box, stored);
+        await announcer.announce(trx, opened, 'secret_rotated', req.principal);
+        return opened;
+      });
+      await announcer.committed();
+      return { ...toWebhook(row), secret };
     },
 
     async test(req) {
@@ -284,7 +303,10 @@ export function createWebhookManager(deps: {
           .where('id', '=', dl.id)
           .execute();
       }
-      if (letters.length > 0) await announce(row, 'replayed', req.principal);
+      if (letters.length > 0) {
+        await announcer.announce(db, row, 'replayed', req.principal);
+        await announcer.committed();
+      }
       return { replayed: letters.length };
     },
   };

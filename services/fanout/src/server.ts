@@ -12,7 +12,8 @@ import {
 import { createBus } from '@switchboard/proto';
 import { loadConfig, settingsFromConfig } from './config.ts';
 import type { FanoutDatabase } from './db.ts';
-import { fanoutMigrations } from './migrations/index.ts';
+import { createFanoutMigrations } from './migrations/index.ts';
+import { checkSecretsKey, createWebhookSecretsBox } from './sealing.ts';
 import { createFanout } from './service.ts';
 
 export async function runFanout(telemetry: Telemetry): Promise<void> {
@@ -20,16 +21,21 @@ export async function runFanout(telemetry: Telemetry): Promise<void> {
   const settings = settingsFromConfig(config);
   const log = createLogger('fanout', config.LOG_LEVEL);
   const db = createDb<FanoutDatabase>({ url: config.DATABASE_URL, applicationName: 'switchboard-fanout' });
-  const applied = await migrate(db, 'fanout', fanoutMigrations);
+  const box = createWebhookSecretsBox(config.INBOX_SECRET_KEY);
+  const applied = await migrate(db, 'fanout', createFanoutMigrations(box));
   if (applied.length) log.info({ applied }, 'migrations applied');
+  await checkSecretsKey(db, box);
   const nc = await connectNats(config.NATS_URL, `fanout/${config.INSTANCE_ID}`);
-  const bus = await createBus(nc, config.INSTANCE_ID, { streamReplicas: config.NATS_STREAM_REPLICAS });
+  const bus = await createBus(nc, config.INSTANCE_ID, {
+    streamReplicas: config.NATS_STREAM_REPLICAS,
+    onServeError: (err, at) => log.error({ err, ...at }, 'request handler failed'),
+  });
   await bus.ensureStreams();
   if (settings.allowPrivateTargets) {
     log.warn('WEBHOOK_ALLOW_PRIVATE_TARGETS is set: webhooks may reach private and loopback addresses');
   }
 
-  const fanout = await createFanout({ db, bus, log, settings });
+  const fanout = await createFanout({ db, bus, log, settings, box });
   await fanout.start();
   log.info(
     { instance: config.INSTANCE_ID, webhooks: fanout.supervisor.running().length },

@@ -1,13 +1,14 @@
-import type { Logger } from '@switchboard/kit';
-import type { Bus } from '@switchboard/proto';
+import { createOutboxRelay, type Logger, type SecretBox } from '@switchboard/kit';
+import { type Bus, outboxPublisher } from '@switchboard/proto';
 import type { Kysely } from 'kysely';
 import type { FanoutDatabase } from './db.ts';
 import { createAttemptLog } from './delivery/attempt-log.ts';
 import { createDeliveryEngine } from './delivery/engine.ts';
 import { createDeliveryClient } from './delivery/http-client.ts';
+import { createOwnerDirectory } from './delivery/owners.ts';
 import { createWebhookStore } from './delivery/store.ts';
 import { createSupervisor, type Supervisor } from './delivery/supervisor.ts';
-import { createAnnouncer } from './lifecycle.ts';
+import { createAnnouncer, FANOUT_OUTBOX, fanoutOutboxContracts } from './lifecycle.ts';
 import { createWebhookManager, type WebhookManager } from './management.ts';
 import { serveWebhookRpc } from './rpc.ts';
 import type { FanoutSettings } from './settings.ts';
@@ -32,20 +33,36 @@ export async function createFanout(deps: {
   bus: Bus;
   log: Logger;
   settings: FanoutSettings;
+  /** Seals webhook secrets and static headers at rest (see sealing.ts). */
+  box: SecretBox;
 }): Promise<Fanout> {
-  const { db, bus, log, settings } = deps;
+  const { db, bus, log, settings, box } = deps;
   const jsm = await bus.js.jetstreamManager();
   const attemptLog = createAttemptLog({ db, log, ...settings.attemptLog });
   const client = createDeliveryClient(settings);
-  const store = createWebhookStore(db, { cacheTtlMs: settings.webhookCacheTtlMs });
-  const announce = createAnnouncer(bus, log);
+  const store = createWebhookStore(db, { cacheTtlMs: settings.webhookCacheTtlMs, box });
+  // Lifecycle events and event-log entries leave through the outbox, written with the change.
+  const outbox = createOutboxRelay({
+    db,
+    table: FANOUT_OUTBOX,
+    publish: outboxPublisher(bus, fanoutOutboxContracts),
+    log,
+  });
+  const announcer = createAnnouncer(outbox);
+  const owners = createOwnerDirectory({ bus, log, ttlMs: settings.webhookCacheTtlMs });
   const engine = createDeliveryEngine({
     store,
     client,
     attemptLog,
+    owners,
     settings,
     log,
-    onDisabled: (row) => void announce(row, 'disabled', null),
+    onDisabled: (row) =>
+      void announcer.announce(db, row, 'disabled', null).then(
+        () => announcer.committed(),
+        (err: unknown) =>
+          log.warn({ err, webhook: row.id }, 'disabling not announced; reconcile picks it up'),
+      ),
   });
   const manager = createWebhookManager({
     db,
@@ -54,7 +71,8 @@ export async function createFanout(deps: {
     engine,
     settings,
     log,
-    announce,
+    announcer,
+    box,
     flushAttempts: () => attemptLog.flush(),
   });
   const supervisor = createSupervisor({
@@ -72,15 +90,19 @@ export async function createFanout(deps: {
     manager,
     supervisor,
     async start() {
+      outbox.start();
+      owners.start();
       await supervisor.start();
       subscriptions = serveWebhookRpc(bus, manager);
     },
     stats: () => ({ attempts: engine.attempts, webhooks: supervisor.running().length }),
     async stop() {
       for (const s of subscriptions) s.unsubscribe();
+      owners.stop();
       await supervisor.stop();
       await bus.nc.flush();
       await attemptLog.stop();
+      await outbox.stop();
       await client.close();
     },
   };

@@ -2,7 +2,8 @@ import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig, settingsFromConfig } from '../src/config.ts';
 import { createDeliveryClient } from '../src/delivery/http-client.ts';
-import { isBlockedAddress } from '../src/domain/addresses.ts';
+import { obviouslyPrivateUrl } from '../src/delivery/ssrf-guard.ts';
+import { embeddedIpv4, isBlockedAddress } from '../src/domain/addresses.ts';
 import { parseDuration, parseDurationList } from '../src/domain/durations.ts';
 import { classify, errorClassOf } from '../src/domain/outcome.ts';
 import { DEFAULT_RETRY_SCHEDULE_MS, nextRetry, type RetryPolicy, withJitter } from '../src/domain/retry.ts';
@@ -14,7 +15,7 @@ import {
   signatureHeader,
   webhookMessageId,
 } from '../src/domain/signing.ts';
-import { type Receiver, startReceiver } from './helpers.ts';
+import { type Receiver, startReceiver, TEST_SECRET_KEY } from './helpers.ts';
 
 const receivers: Receiver[] = [];
 afterAll(async () => {
@@ -198,6 +199,113 @@ describe('address guard', () => {
   });
 });
 
+/** `a.b.c.d` as the two hex groups `hhhh:llll`, optionally with every bit inverted (Teredo clients). */
+function hexGroups(v4: string, invert = false): string {
+  const n = v4.split('.').reduce((acc, octet) => acc * 256 + Number(octet), 0);
+  const bits = invert ? ~n >>> 0 : n;
+  return `${(bits >>> 16).toString(16)}:${(bits & 0xffff).toString(16)}`;
+}
+
+/** Every IPv6 spelling that makes a host connect to the IPv4 address `v4`. */
+function embeddings(v4: string): Array<[form: string, address: string]> {
+  const hex = hexGroups(v4);
+  const [hi, lo] = hex.split(':');
+  return [
+    ['mapped dotted', `::ffff:${v4}`],
+    ['mapped dotted, upper case, brackets', `[::FFFF:${v4}]`],
+    ['mapped hex', `::ffff:${hex}`],
+    ['mapped hex, uncompressed', `0:0:0:0:0:ffff:${hex}`],
+    ['compatible dotted', `::${v4}`],
+    ['compatible hex', `::${hex}`],
+    ['compatible hex, uncompressed', `0000:0000:0000:0000:0000:0000:${hex}`],
+    ['translated dotted', `::ffff:0:${v4}`],
+    ['translated hex', `::ffff:0:${hex}`],
+    ['translated hex, uncompressed', `0:0:0:0:ffff:0:${hex}`],
+    ['NAT64 dotted', `64:ff9b::${v4}`],
+    ['NAT64 hex', `64:ff9b::${hex}`],
+    ['NAT64 hex, uncompressed', `64:ff9b:0:0:0:0:${hex}`],
+    ['6to4', `2002:${hi}:${lo}::1`],
+    ['6to4 with subnet and host', `2002:${hi}:${lo}:7:0:0:0:abcd`],
+    ['Teredo server', `2001:0:${hex}:8000:f227:${hexGroups('8.8.4.4', true)}`],
+    ['Teredo client', `2001:0:${hexGroups('65.54.227.120')}:0:f227:${hexGroups(v4, true)}`],
+  ];
+}
+
+describe('IPv4 addresses embedded in IPv6', () => {
+  const forbidden = {
+    loopback: '127.0.0.1',
+    'loopback, elsewhere in 127/8': '127.1.2.3',
+    'private 10/8': '10.0.0.1',
+    'private 172.16/12': '172.16.5.4',
+    'private 192.168/16': '192.168.1.1',
+    'link-local': '169.254.10.20',
+    'cloud metadata': '169.254.169.254',
+    CGNAT: '100.64.0.1',
+    'this network 0/8': '0.1.2.3',
+    unspecified: '0.0.0.0',
+  };
+
+  for (const [what, v4] of Object.entries(forbidden)) {
+    it(`blocks ${what} (${v4}) in every form`, () => {
+      for (const [form, address] of embeddings(v4)) {
+        expect({ form, address, blocked: isBlockedAddress(address) }).toEqual({
+          form,
+          address,
+          blocked: true,
+        });
+      }
+    });
+  }
+
+  it('allows a public IPv4 address in every form', () => {
+    for (const [form, address] of embeddings('8.8.8.8')) {
+      expect({ form, address, blocked: isBlockedAddress(address) }).toEqual({
+        form,
+        address,
+        blocked: false,
+      });
+    }
+  });
+
+  it('extracts the address each form carries', () => {
+    expect(embeddedIpv4('::7f00:1')).toEqual(['127.0.0.1']);
+    expect(embeddedIpv4('[::ffff:0:7f00:1]')).toEqual(['127.0.0.1']);
+    expect(embeddedIpv4('::ffff:a9fe:a9fe')).toEqual(['169.254.169.254']);
+    expect(embeddedIpv4('64:ff9b::0a00:0001')).toEqual(['10.0.0.1']);
+    expect(embeddedIpv4('2002:c0a8:0101::')).toEqual(['192.168.1.1']);
+    // RFC 4380's example: server 65.54.227.120, client 192.0.2.45 (stored inverted).
+    expect(embeddedIpv4('2001:0:4136:e378:8000:63bf:3fff:fdd2')).toEqual(['65.54.227.120', '192.0.2.45']);
+    expect(embeddedIpv4('2606:4700:4700::1111')).toBeUndefined();
+  });
+
+  it('names the two forms that used to pass', () => {
+    for (const host of ['[::7f00:1]', '[::ffff:0:7f00:1]']) {
+      expect([host, isBlockedAddress(host), obviouslyPrivateUrl(`http://${host}:8080/hook`)]).toEqual([
+        host,
+        true,
+        true,
+      ]);
+    }
+  });
+
+  it('blocks the NAT64 local-use prefix whatever it embeds, and the rest of ::/8', () => {
+    // 64:ff9b:1::/48 (RFC 8215) is not global, and where it carries the IPv4 address depends
+    // on a prefix length chosen by the local operator: refused whole, public addresses too.
+    for (const a of ['64:ff9b:1::808:808', '64:ff9b:1:808:8:800::', '64:ff9b:1:ffff::1', '::1:0:0:808:808']) {
+      expect([a, isBlockedAddress(a)]).toEqual([a, true]);
+    }
+  });
+
+  it('still judges ordinary IPv6 addresses by the IPv6 list', () => {
+    for (const a of ['2606:4700:4700::1111', '2001:4860:4860::8888', '2a00:1450:4001::200e']) {
+      expect([a, isBlockedAddress(a)]).toEqual([a, false]);
+    }
+    for (const a of ['2001:db8::1', '2001:2::1', 'fd00:ec2::254', 'fe80::1%eth0', 'ff02::1', '100::1']) {
+      expect([a, isBlockedAddress(a)]).toEqual([a, true]);
+    }
+  });
+});
+
 describe('delivery client', () => {
   it('refuses private targets at connect time unless allowed', async () => {
     const r = await startReceiver();
@@ -205,7 +313,15 @@ describe('delivery client', () => {
     const guarded = createDeliveryClient({ allowPrivateTargets: false, attemptTimeoutMs: 2_000 });
     const open = createDeliveryClient({ allowPrivateTargets: true, attemptTimeoutMs: 2_000 });
     try {
-      for (const host of ['127.0.0.1', '[::ffff:127.0.0.1]', 'localhost']) {
+      for (const host of [
+        '127.0.0.1',
+        '[::ffff:127.0.0.1]',
+        'localhost',
+        // Forms the guard used to miss: refused before any connection is tried.
+        '[::7f00:1]',
+        '[::ffff:0:7f00:1]',
+        '[64:ff9b::7f00:1]',
+      ]) {
         const result = await guarded.post(`http://${host}:${r.port}/`, {}, '{}');
         expect([host, result]).toMatchObject([host, { kind: 'error', errorClass: 'blocked_address' }]);
       }
@@ -247,7 +363,7 @@ describe('delivery client', () => {
 });
 
 describe('configuration', () => {
-  const env = { DATABASE_URL: 'postgres://u@127.0.0.1/db' };
+  const env = { DATABASE_URL: 'postgres://u@127.0.0.1/db', INBOX_SECRET_KEY: TEST_SECRET_KEY };
 
   it('has the documented defaults', () => {
     const s = settingsFromConfig(loadConfig(env));
@@ -280,5 +396,13 @@ describe('configuration', () => {
     expect(s.retry.schedule).toEqual([0, 1_000, 60_000]);
     expect(() => loadConfig({ ...env, WEBHOOK_ACK_WAIT: '10s' })).toThrow(/WEBHOOK_ACK_WAIT/);
     expect(() => loadConfig({ ...env, WEBHOOK_RETRY_SCHEDULE: 'soon' })).toThrow(/WEBHOOK_RETRY_SCHEDULE/);
+  });
+
+  it('requires the instance secret key, at least 32 characters', () => {
+    expect(() => loadConfig({ DATABASE_URL: env.DATABASE_URL })).toThrow(/INBOX_SECRET_KEY: required/);
+    expect(() => loadConfig({ ...env, INBOX_SECRET_KEY: 'x'.repeat(31) })).toThrow(
+      /INBOX_SECRET_KEY: use at least 32/,
+    );
+    expect(loadConfig(env).INBOX_SECRET_KEY).toBe(TEST_SECRET_KEY);
   });
 });

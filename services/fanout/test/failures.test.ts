@@ -209,6 +209,11 @@ describe('SSRF guard', () => {
       'http://10.1.2.3/',
       'http://localhost:9/',
       'http://169.254.169.254/',
+      // IPv6 spellings of IPv4 loopback and metadata addresses.
+      'http://[::7f00:1]:9/',
+      'http://[::ffff:0:7f00:1]:9/',
+      'http://[64:ff9b::a9fe:a9fe]/',
+      'http://[2002:a9fe:a9fe::1]/',
     ]) {
       const err = await guarded.createWebhook(url).catch((e: unknown) => e);
       expect(err).toMatchObject({ code: 'invalid_url', status: 400 });

@@ -12,11 +12,13 @@ import {
   type NetworkEvent,
   networkEvent,
   type Principal,
+  principalLookup,
   type WebhookWithSecret,
 } from '@switchboard/proto';
 import type { Kysely } from 'kysely';
 import type { FanoutDatabase } from '../src/db.ts';
-import { fanoutMigrations } from '../src/migrations/index.ts';
+import { createFanoutMigrations } from '../src/migrations/index.ts';
+import { createWebhookSecretsBox } from '../src/sealing.ts';
 import { createFanout, type Fanout } from '../src/service.ts';
 import { defaultSettings, type FanoutSettings } from '../src/settings.ts';
 
@@ -130,6 +132,19 @@ export function principal(userId: number, role: Principal['role'] = 'user'): Pri
 
 export const admin = principal(1, 'admin');
 
+/** The instance key of every test, the same the inbox tests give the gateway (test/support/inbox.ts). */
+export const TEST_SECRET_KEY = 'inbox-test-secret-key-0123456789abcdef';
+export const testBox = createWebhookSecretsBox(TEST_SECRET_KEY);
+
+/**
+ * The gateway's side of the identity contract for tests without a gateway: answers
+ * `gateway.identity.principal` from the principals the test created webhooks as (others are
+ * unknown: null, as for a deactivated user).
+ */
+export function serveTestPrincipals(bus: Bus, known: Map<number, Principal>) {
+  return bus.serve(principalLookup, async ({ user_id }) => ({ principal: known.get(user_id) ?? null }));
+}
+
 /** Settings for tests: private targets allowed, quick retries without jitter. */
 export function testSettings(overrides: Partial<FanoutSettings> = {}): FanoutSettings {
   return defaultSettings({
@@ -191,17 +206,24 @@ export interface Harness {
 /** A migrated fresh database, the instance's streams and one running fanout worker. */
 export async function startHarness(
   settings: FanoutSettings = testSettings(),
-  opts: { worker?: boolean } = {},
+  opts: {
+    worker?: boolean;
+    /** Runs on the fresh database before the fan-out's migrations (which have then nothing left to do, unless it rewinds them). */
+    beforeMigrate?: (db: Kysely<FanoutDatabase>) => Promise<void>;
+  } = {},
 ): Promise<Harness> {
   const database = await freshDatabase('fanout');
   const db = createDb<FanoutDatabase>({ url: database.url, applicationName: 'fanout-test' });
-  await migrate(db, 'fanout', fanoutMigrations);
+  await opts.beforeMigrate?.(db);
+  await migrate(db, 'fanout', createFanoutMigrations(testBox));
   const nc = await connectNats(testNatsUrl(), 'fanout-test');
   const instance = instanceId(uniqueInstanceId('fo'));
   const bus = await createBus(nc, instance);
   await bus.ensureStreams();
   const log = createLogger('fanout-test', process.env.TEST_LOG_LEVEL ?? 'silent');
-  const fanout = await createFanout({ db, bus, log, settings });
+  const principals = new Map<number, Principal>([[admin.user_id, admin]]);
+  const principalsServed = serveTestPrincipals(bus, principals);
+  const fanout = await createFanout({ db, bus, log, settings, box: testBox });
   // Without an in-process worker the test runs fanout elsewhere (child processes).
   if (opts.worker !== false) await fanout.start();
   const extra: Array<{ fanout: Fanout; nc: NatsConnection }> = [];
@@ -214,6 +236,7 @@ export async function startHarness(
     fanout,
     settings,
     async createWebhook(url, opts = {}) {
+      if (opts.as) principals.set(opts.as.user_id, opts.as);
       return bus.request(fanoutRpc.create, {
         principal: opts.as ?? admin,
         url,
@@ -224,7 +247,7 @@ export async function startHarness(
     async startWorker(workerSettings = settings) {
       const wnc = await connectNats(testNatsUrl(), 'fanout-test-worker');
       const wbus = await createBus(wnc, instance);
-      const worker = await createFanout({ db, bus: wbus, log, settings: workerSettings });
+      const worker = await createFanout({ db, bus: wbus, log, settings: workerSettings, box: testBox });
       await worker.start();
       extra.push({ fanout: worker, nc: wnc });
       return worker;
@@ -235,6 +258,7 @@ export async function startHarness(
         await w.nc.drain();
       }
       await fanout.stop();
+      principalsServed.unsubscribe();
       await nc.drain();
       await db.destroy();
       await database.drop();

@@ -165,6 +165,110 @@ describe('webhook resources over HTTP', () => {
     expect(missing.json()).toEqual({ code: 'not_found', reason: 'No such webhook.' });
   });
 
+  it('refuses static headers that could never be sent, with 400 and the field, never 5xx', async () => {
+    const hook = (await createVia('alice', 'https://example.com/headers')).json();
+    const bad: Array<[what: string, headers: Record<string, string>]> = [
+      ['space in the name', { 'X Api': 'v' }],
+      ['colon in the name', { 'X:Api': 'v' }],
+      ['empty name', { '': 'v' }],
+      ['non-ASCII name', { 'X-Ünï': 'v' }],
+      ['emoji name', { 'X-🚀': 'v' }],
+      ['lone surrogate name', { 'X-\ud800': 'v' }],
+      ['overlong name', { [`X-${'a'.repeat(100)}`]: 'v' }],
+      ...[
+        'Content-Type',
+        'content-length',
+        'Host',
+        'Webhook-Id',
+        'webhook-timestamp',
+        'Webhook-Signature',
+        'Transfer-Encoding',
+        'Connection',
+        'Keep-Alive',
+        'Upgrade',
+        'TE',
+        'Proxy-Authorization',
+      ].map((name): [string, Record<string, string>] => [`reserved ${name}`, { [name]: 'v' }]),
+      ['CRLF injection', { 'X-A': 'a\r\nX-Injected: 1' }],
+      ['bare LF', { 'X-A': 'a\nb' }],
+      ['bare CR', { 'X-A': 'a\rb' }],
+      ['NUL', { 'X-A': 'a\u0000b' }],
+      ['BEL', { 'X-A': 'a\u0007b' }],
+      ['DEL', { 'X-A': 'a\u007fb' }],
+      ['emoji value', { 'X-A': '🚀' }],
+      ['right-to-left override', { 'X-A': '\u202eevil' }],
+      ['lone high surrogate', { 'X-A': '\ud800' }],
+      ['lone low surrogate', { 'X-A': 'x\udc00y' }],
+      ['Latin-1 value', { 'X-A': 'café' }],
+      ['leading space', { 'X-A': ' v' }],
+      ['trailing space', { 'X-A': 'v ' }],
+      ['leading tab', { 'X-A': '\tv' }],
+      ['overlong value', { 'X-A': 'x'.repeat(2001) }],
+      ['too many', Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`X-H${i}`, 'v']))],
+      ['same name twice', { 'X-A': '1', 'x-a': '2' }],
+      [
+        'too large together',
+        Object.fromEntries(Array.from({ length: 5 }, (_, i) => [`X-H${i}`, 'x'.repeat(1990)])),
+      ],
+    ];
+    const answers: Array<[string, string, number, unknown]> = [];
+    for (const [what, headers] of bad) {
+      for (const [method, url, payload] of [
+        ['POST', '/api/v1/webhooks/waba/', { url: 'https://example.com/hook', headers }],
+        ['PATCH', `/api/v1/webhooks/waba/${hook.id}/`, { headers }],
+        ['PUT', `/api/v1/webhooks/waba/${hook.id}/`, { url: 'https://example.com/hook', headers }],
+      ] as const) {
+        const res = await app.inject({ method, url, headers: auth('alice'), payload });
+        const body = res.json();
+        answers.push([what, method, res.statusCode, body.code]);
+        if (res.statusCode === 400) {
+          expect([what, Object.keys(body.fields ?? {}).some((f) => f.startsWith('headers'))]).toEqual([
+            what,
+            true,
+          ]);
+        }
+      }
+    }
+    expect(answers.filter(([, , status, code]) => status !== 400 || code !== 'validation_error')).toEqual([]);
+    // Nothing was stored on the way.
+    const after = await app.inject({ url: `/api/v1/webhooks/waba/${hook.id}/`, headers: auth('alice') });
+    expect(after.json().headers).toEqual({});
+  });
+
+  it('accepts and sends every header HTTP allows', async () => {
+    const r = await startReceiver();
+    receivers.push(r);
+    const headers = {
+      Authorization: 'Bearer abc.DEF-123_~+/=',
+      "X-Tchar!#$%&'*+.^_`|~": 'v',
+      'X-Inner-Whitespace': 'a b\tc',
+      'X-Punctuation': '!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~',
+      'X-Empty': '',
+      'X-Long': 'x'.repeat(2000),
+      'User-Agent': 'receiver-wants-this/1.0',
+    };
+    const created = await createVia('alice', r.url, { headers });
+    expect(created.statusCode).toBe(201);
+    expect(created.json().headers).toEqual(headers);
+    const test = await app.inject({
+      url: `/api/v1/webhooks/waba/${created.json().id}/test/`,
+      headers: auth('alice'),
+    });
+    expect(test.json()).toMatchObject({ success: true, status_code: 200 });
+    const [got] = r.requests;
+    for (const [name, value] of Object.entries(headers)) {
+      expect([name, got?.headers[name.toLowerCase()]]).toEqual([name, value]);
+    }
+    const patched = await app.inject({
+      method: 'PATCH',
+      url: `/api/v1/webhooks/waba/${created.json().id}/`,
+      headers: auth('alice'),
+      payload: { headers: { 'X-Only': 'one' } },
+    });
+    expect(patched.statusCode).toBe(200);
+    expect(patched.json().headers).toEqual({ 'X-Only': 'one' });
+  });
+
   it('pages lists with count, next and previous', async () => {
     for (let i = 0; i < 3; i++) await createVia('configurator', `https://example.com/page/${i}`);
     const first = (

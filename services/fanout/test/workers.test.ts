@@ -4,7 +4,15 @@ import { testNatsUrl, waitFor } from '@switchboard/kit/testing';
 import type { NetworkEvent } from '@switchboard/proto';
 import { fanoutRpc } from '@switchboard/proto';
 import { afterAll, describe, expect, it } from 'vitest';
-import { admin, type Harness, publishEvent, type Receiver, startHarness, startReceiver } from './helpers.ts';
+import {
+  admin,
+  type Harness,
+  publishEvent,
+  type Receiver,
+  startHarness,
+  startReceiver,
+  TEST_SECRET_KEY,
+} from './helpers.ts';
 
 const harnesses: Harness[] = [];
 const receivers: Receiver[] = [];
@@ -23,6 +31,7 @@ function spawnFanout(h: Harness, output: string[]): ChildProcess {
     env: {
       PATH: process.env.PATH ?? '',
       DATABASE_URL: h.database.url,
+      INBOX_SECRET_KEY: TEST_SECRET_KEY,
       NATS_URL: testNatsUrl(),
       INSTANCE_ID: h.bus.instance,
       LOG_LEVEL: 'info',
@@ -113,5 +122,15 @@ describe('fanout workers', () => {
     second.kill('SIGTERM');
     await exited(second);
     expect(second.exitCode).toBe(0);
+
+    // Every delivery a receiver got is in the attempt log: an event is acknowledged only
+    // after its attempt is stored, so the kill could not leave a delivery unlogged.
+    const logged = new Set(
+      (
+        await h.db.selectFrom('webhook_attempts').select('message_id').where('success', '=', true).execute()
+      ).map((a) => a.message_id),
+    );
+    const received = rs.flatMap((r) => r.requests.map((q) => String(q.headers['webhook-id'])));
+    expect(received.filter((id) => !logged.has(id))).toEqual([]);
   });
 });

@@ -8,7 +8,7 @@ import {
   pingNats,
   type Telemetry,
 } from '@switchboard/kit';
-import { createBus, ensureConfigurator as ensureConfiguratorRpc } from '@switchboard/proto';
+import { createBus, ensureConfigurator as ensureConfiguratorRpc, principalLookup } from '@switchboard/proto';
 import { buildApp } from './app.ts';
 import { loadConfig } from './config.ts';
 import { ensureAdmin, ensureConfigurator } from './identity/bootstrap.ts';
@@ -23,7 +23,10 @@ export async function runGateway(telemetry: Telemetry): Promise<void> {
   const applied = await migrate(db, 'gateway', gatewayMigrations);
   if (applied.length) log.info({ applied }, 'migrations applied');
   const nc = await connectNats(config.NATS_URL, `gateway/${config.INSTANCE_ID}`);
-  const bus = await createBus(nc, config.INSTANCE_ID, { streamReplicas: config.NATS_STREAM_REPLICAS });
+  const bus = await createBus(nc, config.INSTANCE_ID, {
+    streamReplicas: config.NATS_STREAM_REPLICAS,
+    onServeError: (err, at) => log.error({ err, ...at }, 'request handler failed'),
+  });
   await bus.ensureStreams();
   const mailer = createMailer(config.SMTP_URL, config.MAIL_FROM, log);
 
@@ -50,11 +53,20 @@ export async function runGateway(telemetry: Telemetry): Promise<void> {
   const configuratorRpc = bus.serve(ensureConfiguratorRpc, ({ username }) =>
     ensureConfigurator(db, tokens, username),
   );
+  const principalRpc = bus.serve(principalLookup, async ({ user_id }) => ({
+    principal: await users.principalFor(user_id),
+  }));
   await app.listen({ host: config.HOST, port: config.PORT });
 
   handleShutdown(log, [
     ['http', () => app.close()],
-    ['rpc', async () => configuratorRpc.unsubscribe()],
+    [
+      'rpc',
+      async () => {
+        configuratorRpc.unsubscribe();
+        principalRpc.unsubscribe();
+      },
+    ],
     ['nats', () => nc.drain()],
     ['mailer', async () => mailer.close()],
     ['database', () => db.destroy()],

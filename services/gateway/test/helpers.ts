@@ -19,11 +19,14 @@ export interface TestGateway extends Gateway {
 }
 
 /** A gateway on a fresh database and its own NATS namespace, with the first admin created. */
-export async function startTestGateway(env: Record<string, string> = {}): Promise<TestGateway> {
+export async function startTestGateway(
+  env: Record<string, string> = {},
+  opts: { natsUrl?: string } = {},
+): Promise<TestGateway> {
   const testDb: TestDatabase = await freshDatabase('gw');
   const log = createLogger('gateway-test', 'silent');
   const db = createDb<GatewayDatabase>({ url: testDb.url, applicationName: 'gateway-test' });
-  const nc = await connectNats(testNatsUrl(), 'gateway-test');
+  const nc = await connectNats(opts.natsUrl ?? testNatsUrl(), 'gateway-test');
   const bus = await createBus(nc, instanceId(uniqueInstanceId()));
   await bus.ensureStreams();
   const config = loadConfig({ DATABASE_URL: testDb.url, INBOX_SECRET_KEY: 'test-secret-'.repeat(4), ...env });

@@ -58,7 +58,7 @@ describe('auth token', () => {
     expect(after).not.toBe(before);
   });
 
-  it('answers 429 with Retry-After after repeated bad passwords, even for the right one', async () => {
+  it('answers 429 with Retry-After after repeated bad passwords from one address, even for the right one', async () => {
     const admin = await login(gw, ADMIN.username, ADMIN.password);
     const created = await gw.app.inject({
       method: 'POST',
@@ -67,25 +67,32 @@ describe('auth token', () => {
       payload: { username: 'victim', password: STRONG },
     });
     expect(created.statusCode).toBe(201);
-    for (let i = 0; i < 3; i++) {
-      const bad = await gw.app.inject({
+    const from = (remoteAddress: string, password: string) =>
+      gw.app.inject({
         method: 'POST',
         url: '/api/v1/auth/token/',
-        payload: { username: 'victim', password: `wrong-${i}` },
+        remoteAddress,
+        payload: { username: 'victim', password },
       });
+    for (let i = 0; i < 3; i++) {
+      const bad = await from('203.0.113.9', `wrong-${i}`);
       expect(bad.statusCode).toBe(400);
       expect(bad.json().code).toBe('invalid_credentials');
     }
-    const blocked = await gw.app.inject({
-      method: 'POST',
-      url: '/api/v1/auth/token/',
-      payload: { username: 'victim', password: STRONG },
-    });
+    const blocked = await from('203.0.113.9', STRONG);
     expect(blocked.statusCode).toBe(429);
     expect(blocked.json().code).toBe('too_many_attempts');
     expect(Number(blocked.headers['retry-after'])).toBeGreaterThan(0);
-    // Other usernames are not locked out by it.
-    expect(await login(gw, ADMIN.username, ADMIN.password)).toBeTruthy();
+    // The user is not locked out from an address that has not failed ...
+    expect((await from('198.51.100.9', STRONG)).statusCode).toBe(200);
+    // ... nor are other usernames from the failing one.
+    const other = await gw.app.inject({
+      method: 'POST',
+      url: '/api/v1/auth/token/',
+      remoteAddress: '203.0.113.9',
+      payload: { username: ADMIN.username, password: ADMIN.password },
+    });
+    expect(other.statusCode).toBe(200);
   });
 
   it('rejects missing fields with 400 and fields', async () => {
@@ -488,7 +495,8 @@ describe('stored secrets', () => {
         url: '/api/v1/auth/refresh_token/convert/',
         payload: { refresh_token: value, keep_refresh_token: true },
       });
-      expect(asRefresh.statusCode).toBe(401);
+      // Raw bytes read as UTF-8 may hold NUL, which the edge refuses as text (400): still no login.
+      expect([400, 401]).toContain(asRefresh.statusCode);
     }
     // The real ones still work: the test would pass vacuously otherwise.
     expect((await gw.app.inject({ url: '/api/v1/users/me/', headers: auth(admin) })).statusCode).toBe(200);

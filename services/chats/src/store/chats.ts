@@ -1,3 +1,4 @@
+import type { ChatAccessSubject } from '@switchboard/proto';
 import type { Kysely, Transaction } from 'kysely';
 import type { ChatsDatabase } from '../db.ts';
 
@@ -28,4 +29,22 @@ export async function ensureChat(
     .values(newChat(waId))
     .onConflict((oc) => oc.column('wa_id').doNothing())
     .execute();
+}
+
+/**
+ * The permission-relevant facts of the given customers' chats, for events that leave chats:
+ * a customer without a chat row yet counts as an unassigned chat.
+ */
+export async function chatAccessSubjects(
+  db: Kysely<ChatsDatabase> | Transaction<ChatsDatabase>,
+  waIds: readonly string[],
+): Promise<ChatAccessSubject[]> {
+  if (!waIds.length) return [];
+  const rows = await db
+    .selectFrom('chats')
+    .select(['wa_id', 'assigned_to_user', 'assigned_group'])
+    .where('wa_id', 'in', [...waIds])
+    .execute();
+  const byWaId = new Map(rows.map((r) => [r.wa_id, r]));
+  return waIds.map((wa_id) => byWaId.get(wa_id) ?? { wa_id, assigned_to_user: null, assigned_group: null });
 }

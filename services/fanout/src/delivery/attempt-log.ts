@@ -3,11 +3,15 @@ import { type Kysely, sql } from 'kysely';
 import type { FanoutDatabase, NewAttempt } from '../db.ts';
 
 export interface AttemptLog {
-  /** Queues one attempt; never waits for the database. */
-  record(entry: NewAttempt): void;
+  /**
+   * Queues one attempt and resolves once it is committed. The engine acknowledges an event
+   * only after this, so a worker killed between a delivery and its log entry delivers again
+   * (same `webhook-id`) and logs it, instead of leaving a delivery nobody can see.
+   */
+  record(entry: NewAttempt): Promise<void>;
   /** Writes everything queued so far. */
   flush(): Promise<void>;
-  /** Flushes and stops the timer. */
+  /** Flushes and stops. */
   stop(): Promise<void>;
   readonly pending: number;
 }
@@ -48,45 +52,51 @@ async function insertBatch(db: Kysely<FanoutDatabase>, batch: readonly NewAttemp
   `.execute(db);
 }
 
+interface Queued {
+  readonly entry: NewAttempt;
+  readonly done: () => void;
+}
+
 /**
- * The attempt log is written in multi-row inserts on a timer, so a burst of deliveries costs a
- * few inserts instead of one per attempt and a slow database never slows delivery. When the
- * database is down, entries wait (up to `maxBuffered`, oldest dropped first) and go out later.
+ * Group commit: an entry is written at once when no write is running, otherwise with every
+ * entry that arrived meanwhile in the next multi-row insert, so a burst of deliveries costs a
+ * few inserts and a quiet moment costs no waiting. When the database refuses a batch, the
+ * batch is tried again every `flushIntervalMs` until it is stored; the deliveries waiting
+ * for it stay unacknowledged (and hold their webhook's slots) until then, which is the price
+ * of never losing an entry.
  */
 export function createAttemptLog(opts: {
   db: Kysely<FanoutDatabase>;
   log: Logger;
   flushIntervalMs: number;
   maxBatch: number;
-  maxBuffered: number;
 }): AttemptLog {
-  let buffer: NewAttempt[] = [];
+  let buffer: Queued[] = [];
   let flushing: Promise<void> | undefined;
-  let dropped = 0;
+  let retryTimer: NodeJS.Timeout | undefined;
+  let stopped = false;
 
   async function writeAll(): Promise<void> {
     while (buffer.length > 0) {
       const batch = buffer.splice(0, opts.maxBatch);
       try {
-        await insertBatch(opts.db, batch);
+        await insertBatch(
+          opts.db,
+          batch.map((q) => q.entry),
+        );
       } catch (err) {
         buffer = batch.concat(buffer);
-        trim();
         opts.log.warn({ err, queued: buffer.length }, 'attempt log write failed; will retry');
+        if (!stopped) {
+          clearTimeout(retryTimer);
+          retryTimer = setTimeout(() => {
+            retryTimer = undefined;
+            void flush();
+          }, opts.flushIntervalMs);
+        }
         return;
       }
-    }
-    if (dropped > 0) {
-      opts.log.warn({ dropped }, 'attempt log entries dropped while the database was unavailable');
-      dropped = 0;
-    }
-  }
-
-  function trim(): void {
-    const excess = buffer.length - opts.maxBuffered;
-    if (excess > 0) {
-      buffer.splice(0, excess);
-      dropped += excess;
+      for (const q of batch) q.done();
     }
   }
 
@@ -94,31 +104,29 @@ export function createAttemptLog(opts: {
     if (!flushing) {
       flushing = writeAll().finally(() => {
         flushing = undefined;
+        // Entries that arrived during the write go out now, unless a retry is scheduled.
+        if (buffer.length > 0 && !retryTimer && !stopped) void flush();
       });
     }
     return flushing;
   }
 
-  const timer = setInterval(() => {
-    if (buffer.length > 0) void flush();
-  }, opts.flushIntervalMs);
-  timer.unref();
-
   return {
     record(entry) {
-      buffer.push(entry);
-      trim();
-      if (buffer.length >= opts.maxBatch) void flush();
+      return new Promise<void>((resolve) => {
+        buffer.push({ entry, done: resolve });
+        if (!retryTimer) void flush();
+      });
     },
     async flush() {
-      // A flush already running may have started before the newest entries: run one more.
       await flush();
       if (buffer.length > 0) await flush();
     },
     async stop() {
-      clearInterval(timer);
       await flush();
       if (buffer.length > 0) await flush();
+      stopped = true;
+      clearTimeout(retryTimer);
     },
     get pending() {
       return buffer.length;

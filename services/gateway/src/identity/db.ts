@@ -54,7 +54,17 @@ export interface AuthFailuresTable {
   at: Generated<Date>;
 }
 
+/** Messages waiting for the outbox relay (kit's `createOutboxTable`). */
+export interface OutboxTable {
+  id: Generated<number>;
+  contract: string;
+  payload: unknown;
+  key: string;
+  created_at: Generated<Date>;
+}
+
 export interface GatewayDatabase {
+  gateway_outbox: OutboxTable;
   users: UsersTable;
   groups: GroupsTable;
   user_groups: UserGroupsTable;

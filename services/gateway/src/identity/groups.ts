@@ -1,14 +1,14 @@
 import { errors } from '@switchboard/kit';
 import type { Principal } from '@switchboard/proto';
 import type { Kysely } from 'kysely';
-import type { AuditFn } from './audit.ts';
+import type { Audit, RightsChangedFn } from './audit.ts';
 import type { GatewayDatabase } from './db.ts';
 
 function isUniqueViolation(err: unknown): boolean {
   return (err as { code?: string }).code === '23505';
 }
 
-export function createGroups(db: Kysely<GatewayDatabase>, audit: AuditFn) {
+export function createGroups(db: Kysely<GatewayDatabase>, audit: Audit, rightsChanged: RightsChangedFn) {
   async function get(id: number) {
     const g = await db.selectFrom('groups').select(['id', 'name']).where('id', '=', id).executeTakeFirst();
     if (!g) throw errors.notFound('No group with this id.');
@@ -32,12 +32,16 @@ export function createGroups(db: Kysely<GatewayDatabase>, audit: AuditFn) {
 
   async function create(actor: Principal, name: string) {
     try {
-      const g = await db
-        .insertInto('groups')
-        .values({ name })
-        .returning(['id', 'name'])
-        .executeTakeFirstOrThrow();
-      audit(actor, 'group.created', { type: 'group', id: g.id }, { name });
+      const g = await db.transaction().execute(async (trx) => {
+        const created = await trx
+          .insertInto('groups')
+          .values({ name })
+          .returning(['id', 'name'])
+          .executeTakeFirstOrThrow();
+        await audit.record(trx, actor, 'group.created', { type: 'group', id: created.id }, { name });
+        return created;
+      });
+      audit.committed();
       return g;
     } catch (err) {
       if (isUniqueViolation(err))
@@ -49,20 +53,28 @@ export function createGroups(db: Kysely<GatewayDatabase>, audit: AuditFn) {
   async function rename(actor: Principal, id: number, name: string) {
     await get(id);
     try {
-      await db.updateTable('groups').set({ name }).where('id', '=', id).execute();
+      await db.transaction().execute(async (trx) => {
+        await trx.updateTable('groups').set({ name }).where('id', '=', id).execute();
+        await audit.record(trx, actor, 'group.updated', { type: 'group', id }, { name });
+      });
     } catch (err) {
       if (isUniqueViolation(err))
         throw errors.validation({ name: ['A group with that name already exists.'] });
       throw err;
     }
-    audit(actor, 'group.updated', { type: 'group', id }, { name });
+    audit.committed();
     return get(id);
   }
 
   async function remove(actor: Principal, id: number) {
     const g = await get(id);
-    await db.deleteFrom('groups').where('id', '=', id).execute();
-    audit(actor, 'group.deleted', { type: 'group', id }, { name: g.name });
+    await db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('groups').where('id', '=', id).execute();
+      await audit.record(trx, actor, 'group.deleted', { type: 'group', id }, { name: g.name });
+    });
+    audit.committed();
+    // Its members lose the chats assigned to it.
+    await rightsChanged([]);
   }
 
   async function byIds(ids: readonly number[]): Promise<Map<number, { id: number; name: string }>> {

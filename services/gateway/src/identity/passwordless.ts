@@ -1,4 +1,5 @@
 import type { Logger } from '@switchboard/kit';
+import { AppError } from '@switchboard/kit';
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
 import type { GatewayDatabase } from './db.ts';
@@ -29,9 +30,11 @@ export type Passwordless = ReturnType<typeof createPasswordless>;
 export function createPasswordless(deps: PasswordlessDeps) {
   async function deliver(email: string): Promise<void> {
     const key = `mail:${email.toLowerCase()}`;
+    // The mail counts when it is decided, in one statement: parallel requests cannot all pass.
     try {
-      await deps.limiter.assertAllowed([{ key, max: deps.maxMailsPerAddress }]);
-    } catch {
+      await deps.limiter.reserve([{ key, max: deps.maxMailsPerAddress }]);
+    } catch (err) {
+      if (!(err instanceof AppError && err.status === 429)) throw err;
       deps.log.warn('password-less mail limit reached for an address');
       return;
     }
@@ -43,7 +46,6 @@ export function createPasswordless(deps: PasswordlessDeps) {
       .where('role', '<>', 'configurator')
       .orderBy('id')
       .executeTakeFirst();
-    await deps.limiter.record([key]);
     if (!user) return;
     const refreshToken = await deps.tokens.issueRefreshToken(user.id, 'passwordless');
     const link = new URL(deps.loginUrl);

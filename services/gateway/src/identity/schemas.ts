@@ -1,6 +1,17 @@
 import { ChatAccessSchema, RoleSchema } from '@switchboard/proto';
 import { z } from 'zod';
 
+/** The largest PostgreSQL `integer`: every row id of the inbox is one. */
+export const PG_INTEGER_MAX = 2_147_483_647;
+
+/**
+ * A row id in a JSON body: 1..2^31−1. Larger ones would overflow PostgreSQL's `integer` (a 500);
+ * validating them here makes them a 400 on the field, like any other bad value.
+ */
+export const Id = z.number().int().min(1).max(PG_INTEGER_MAX);
+/** A row id in a path or query string (text, coerced), with the bounds of `Id`. */
+export const IdText = z.coerce.number().int().min(1).max(PG_INTEGER_MAX);
+
 export const GroupOut = z.object({ id: z.number().int(), name: z.string() }).meta({ id: 'Group' });
 
 export const PermissionsOut = z.object({
@@ -42,7 +53,8 @@ const WaId = z.string().regex(/^\d{6,20}$/, 'A wa_id is the number in internatio
 export const UserCreate = z.object({
   username: Username,
   password: z.string().optional().describe('Optional: a user without a password signs in password-less.'),
-  email: z.union([z.email(), z.literal('')]).optional(),
+  // 254: the longest address SMTP carries; also keeps the value within a btree index row.
+  email: z.union([z.email().max(254), z.literal('')]).optional(),
   first_name: z.string().max(150).optional(),
   last_name: z.string().max(150).optional(),
   profile: z
@@ -54,7 +66,7 @@ export const UserCreate = z.object({
       is_available: z.boolean().optional(),
     })
     .optional(),
-  groups: z.array(z.number().int().positive()).optional().describe('Group ids.'),
+  groups: z.array(Id).optional().describe('Group ids.'),
   permissions: PermissionsOut.partial().optional(),
   assigned_wa_ids: z.array(WaId).optional(),
 });
@@ -81,4 +93,4 @@ export function page<T extends z.ZodType>(item: T) {
   });
 }
 
-export const IdParam = z.object({ id: z.coerce.number().int().positive() });
+export const IdParam = z.object({ id: IdText });

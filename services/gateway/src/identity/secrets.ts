@@ -1,4 +1,5 @@
-import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { createSecretBox, type SecretBox } from '@switchboard/kit';
 
 /** A 40-character hex token, the shape clients of DRF-style inboxes expect (160 bits of entropy). */
 export function newAuthToken(): string {
@@ -16,27 +17,15 @@ export function tokenHash(token: string): Buffer {
 }
 
 /**
- * AES-256-GCM with a key derived from INBOX_SECRET_KEY. Layout: 12-byte IV, 16-byte tag,
- * ciphertext. Used only for auth tokens, which the spec requires to be returned again.
+ * Auth tokens sealed with kit's SecretBox (AES-256-GCM, key derived from INBOX_SECRET_KEY).
+ * Used only for auth tokens, which the spec requires to be returned again.
  */
-export interface TokenBox {
-  seal(plain: string): Buffer;
-  open(sealed: Buffer): string;
-}
+export type TokenBox = SecretBox;
+
+// The purpose tokens were sealed under before the box moved to kit: it must not change, or
+// every stored token would become unreadable.
+const AUTH_TOKEN_PURPOSE = 'auth-token-encryption';
 
 export function createTokenBox(secretKey: string): TokenBox {
-  const key = Buffer.from(hkdfSync('sha256', secretKey, 'switchboard', 'auth-token-encryption', 32));
-  return {
-    seal(plain) {
-      const iv = randomBytes(12);
-      const cipher = createCipheriv('aes-256-gcm', key, iv);
-      const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-      return Buffer.concat([iv, cipher.getAuthTag(), body]);
-    },
-    open(sealed) {
-      const decipher = createDecipheriv('aes-256-gcm', key, sealed.subarray(0, 12));
-      decipher.setAuthTag(sealed.subarray(12, 28));
-      return Buffer.concat([decipher.update(sealed.subarray(28)), decipher.final()]).toString('utf8');
-    },
-  };
+  return createSecretBox(secretKey, AUTH_TOKEN_PURPOSE);
 }

@@ -1,7 +1,7 @@
 import { AppError, errors } from '@switchboard/kit';
 import type { Principal } from '@switchboard/proto';
 import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
-import type { AuditFn } from './audit.ts';
+import type { Audit, RightsChangedFn } from './audit.ts';
 import type { GatewayDatabase, UsersTable } from './db.ts';
 import { hashPassword, passwordProblems } from './passwords.ts';
 import type { UserCreate, UserOut, UserUpdate } from './schemas.ts';
@@ -11,8 +11,35 @@ type UserRow = Selectable<UsersTable>;
 
 export interface UsersDeps {
   db: Db;
-  audit: AuditFn;
+  audit: Audit;
+  /** Told after a change that can alter what the users may do or receive (caches drop them). */
+  rightsChanged: RightsChangedFn;
   maxSeats: number;
+}
+
+/** The parts of a user that grant rights: nobody changes their own, only admins change roles. */
+function rightsTouched(input: UserUpdate): string[] {
+  const touched: string[] = [];
+  if (input.profile?.role !== undefined) touched.push('profile.role');
+  if (input.permissions !== undefined) touched.push('permissions');
+  if (input.groups !== undefined) touched.push('groups');
+  if (input.assigned_wa_ids !== undefined) touched.push('assigned_wa_ids');
+  if (input.is_active !== undefined) touched.push('is_active');
+  return touched;
+}
+
+function assertMayChangeRights(actor: Principal, target: UserRow, input: UserUpdate): void {
+  const touched = rightsTouched(input);
+  if (touched.length && actor.user_id === target.id) {
+    throw new AppError(
+      403,
+      'cannot_change_own_rights',
+      `You cannot change your own ${touched.join(', ')}; ask another admin.`,
+    );
+  }
+  if (input.profile?.role !== undefined && input.profile.role !== target.role && actor.role !== 'admin') {
+    throw new AppError(403, 'role_change_not_allowed', 'Only admins change the role of a user.');
+  }
 }
 
 const SEAT_ROLES = ['admin', 'user'] as const;
@@ -107,7 +134,7 @@ function isUniqueViolation(err: unknown): boolean {
 }
 
 export function createUsers(deps: UsersDeps) {
-  const { db, audit, maxSeats } = deps;
+  const { db, audit, rightsChanged, maxSeats } = deps;
 
   async function get(id: number): Promise<UserOut> {
     const u = await db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
@@ -163,6 +190,13 @@ export function createUsers(deps: UsersDeps) {
             .values([...new Set(input.groups)].map((group_id) => ({ user_id: row.id, group_id })))
             .execute();
         }
+        await audit.record(
+          trx,
+          actor,
+          'user.created',
+          { type: 'user', id: row.id },
+          { username: input.username, role },
+        );
         return row.id;
       });
     } catch (err) {
@@ -170,7 +204,7 @@ export function createUsers(deps: UsersDeps) {
         throw errors.validation({ username: ['A user with that username already exists.'] });
       throw err;
     }
-    audit(actor, 'user.created', { type: 'user', id }, { username: input.username, role });
+    audit.committed();
     return get(id);
   }
 
@@ -184,6 +218,7 @@ export function createUsers(deps: UsersDeps) {
         'The configurator user is managed by the partner provisioning.',
       );
     }
+    assertMayChangeRights(actor, current, input);
     if (input.password !== undefined) {
       const problems = passwordProblems(input.password, {
         username: input.username ?? current.username,
@@ -192,6 +227,14 @@ export function createUsers(deps: UsersDeps) {
       if (problems.length) throw errors.validation({ password: problems });
     }
     const passwordHash = input.password !== undefined ? await hashPassword(input.password) : undefined;
+    const changed = Object.keys(input).filter((k) => k !== 'password');
+    if (input.password !== undefined) changed.push('password');
+    const action =
+      input.is_active === true && !current.is_active
+        ? 'user.reactivated'
+        : input.is_active === false && current.is_active
+          ? 'user.deactivated'
+          : 'user.updated';
     const nextRole = input.profile?.role ?? current.role;
     const takesSeatAfter = (input.is_active ?? current.is_active) && nextRole !== 'configurator';
     const tookSeatBefore = current.is_active && current.role !== 'configurator';
@@ -238,21 +281,15 @@ export function createUsers(deps: UsersDeps) {
           await trx.deleteFrom('auth_tokens').where('user_id', '=', id).execute();
           await trx.deleteFrom('refresh_tokens').where('user_id', '=', id).execute();
         }
+        await audit.record(trx, actor, action, { type: 'user', id }, { changed });
       });
     } catch (err) {
       if (isUniqueViolation(err))
         throw errors.validation({ username: ['A user with that username already exists.'] });
       throw err;
     }
-    const changed = Object.keys(input).filter((k) => k !== 'password');
-    if (input.password !== undefined) changed.push('password');
-    const action =
-      input.is_active === true && !current.is_active
-        ? 'user.reactivated'
-        : input.is_active === false && current.is_active
-          ? 'user.deactivated'
-          : 'user.updated';
-    audit(actor, action, { type: 'user', id }, { changed });
+    audit.committed();
+    if (rightsTouched(input).length) await rightsChanged([id]);
     return get(id);
   }
 
@@ -289,7 +326,18 @@ export function createUsers(deps: UsersDeps) {
     return new Map(rows.map((r) => [r.id, toUserOut(r, groups.get(r.id) ?? [])]));
   }
 
-  return { get, list, create, update, deactivate, byIds };
+  /** The user's current rights, or null when unknown or deactivated (their webhooks receive nothing). */
+  async function principalFor(id: number): Promise<Principal | null> {
+    const u = await db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+    if (!u?.is_active) return null;
+    const groups = (await groupsOf(db, [u.id])).get(u.id) ?? [];
+    return toPrincipal(
+      u,
+      groups.map((g) => g.id),
+    );
+  }
+
+  return { get, list, create, update, deactivate, byIds, principalFor };
 }
 
 export type Users = ReturnType<typeof createUsers>;

@@ -20,6 +20,7 @@ export interface AuthRouteDeps {
   guards: Guards;
   limiter: FailureLimiter;
   passwordless: Passwordless;
+  /** Failures allowed per window: `perUsername` per username+address pair, `perAddress` per address. */
   limits: { perUsername: number; perAddress: number };
 }
 
@@ -40,6 +41,17 @@ const SUCCESSOR = '/api/v1/auth/refresh_token/convert/';
 
 export async function registerAuthRoutes(app: HttpServer, deps: AuthRouteDeps): Promise<void> {
   const { tokens, guards, limiter } = deps;
+
+  /** The active user with these credentials, if any. */
+  async function activeUserWith(username: string, password: string): Promise<{ id: number } | undefined> {
+    const user = await deps.db
+      .selectFrom('users')
+      .select(['id', 'password_hash', 'is_active'])
+      .where(sql<string>`lower(username)`, '=', username.toLowerCase())
+      .executeTakeFirst();
+    const ok = await verifyPassword(password, user?.password_hash ?? null);
+    return user && ok && user.is_active ? user : undefined;
+  }
 
   await app.register(async (plugin) => {
     const scope = plugin.withTypeProvider<ZodTypeProvider>();
@@ -64,30 +76,35 @@ export async function registerAuthRoutes(app: HttpServer, deps: AuthRouteDeps): 
           description:
             'Exchanges username and password for the user’s Auth Token. A token is created only when the user has ' +
             'none; otherwise the existing one is returned. JSON or form-encoded. Repeated failures for one username ' +
-            'or one client address answer 429 with Retry-After.',
+            'from one client address, or from one client address across usernames, answer 429 with Retry-After ' +
+            'to that address.',
           body: z.object({ username: z.string().min(1).max(150), password: z.string().min(1).max(256) }),
           response: { 200: TokenOut, 400: ErrorOut, 429: ErrorOut },
         },
       },
       async (req) => {
         const { username, password } = req.body;
-        const userKey = `user:${username.toLowerCase()}`;
-        const ipKey = `ip:${req.ip}`;
-        await limiter.assertAllowed([
-          { key: userKey, max: deps.limits.perUsername },
-          { key: ipKey, max: deps.limits.perAddress },
+        // The tight limit is per username *and* address: keyed by username alone, anyone could
+        // lock the owner out from anywhere. An address that has not failed is refused only while
+        // more logins than the limit are in flight from it at once.
+        const pairKey = `user:${username.toLowerCase()}|addr:${req.ip}`;
+        // The slot is taken before the password is checked, so parallel guesses cannot all be
+        // checked against the same count.
+        const attempt = await limiter.reserve([
+          { key: pairKey, max: deps.limits.perUsername },
+          { key: `addr:${req.ip}`, max: deps.limits.perAddress },
         ]);
-        const user = await deps.db
-          .selectFrom('users')
-          .select(['id', 'password_hash', 'is_active', 'role'])
-          .where(sql<string>`lower(username)`, '=', username.toLowerCase())
-          .executeTakeFirst();
-        const ok = await verifyPassword(password, user?.password_hash ?? null);
-        if (!user || !ok || !user.is_active) {
-          await limiter.record([userKey, ipKey]);
+        const user = await activeUserWith(username, password).catch(async (err: unknown) => {
+          // A failure on our side (database, hashing) is not a wrong password: it must not count.
+          await attempt.release();
+          throw err;
+        });
+        if (!user) {
+          // The slot stays taken: it is the recorded failure.
           throw new AppError(400, 'invalid_credentials', 'Unable to log in with provided credentials.');
         }
-        await limiter.clear(userKey);
+        await attempt.release();
+        await limiter.clear(pairKey);
         return { token: await tokens.authTokenFor(user.id) };
       },
     );
@@ -159,7 +176,7 @@ export async function registerAuthRoutes(app: HttpServer, deps: AuthRouteDeps): 
         summary: 'Start a password-less login',
         description:
           'Always 202. When the address belongs to a user, a one-time login link carrying a refresh token is mailed.',
-        body: z.object({ email: z.email() }),
+        body: z.object({ email: z.email().max(254) }),
         response: { 202: z.object({ detail: z.string() }) },
       },
     },

@@ -14,14 +14,16 @@ export function registerGroupRoutes(
   const { groups, guards } = deps;
   const admin = guards.requireRole('admin', 'configurator');
 
+  // Agents read groups (they hand chats to them); only admins and the configurator change them.
   app.get(
     '/api/v1/groups/',
     {
-      onRequest: admin,
+      onRequest: guards.requireUser,
       schema: {
         tags,
         security,
         summary: 'List groups',
+        description: 'Every signed-in user may list groups; creating, renaming and deleting is for admins.',
         querystring: Pagination,
         response: { 200: page(GroupOut) },
       },
@@ -43,7 +45,7 @@ export function registerGroupRoutes(
   app.get(
     '/api/v1/groups/:id/',
     {
-      onRequest: admin,
+      onRequest: guards.requireUser,
       schema: { tags, security, summary: 'Get a group', params: IdParam, response: { 200: GroupOut } },
     },
     async (req) => groups.get(req.params.id),

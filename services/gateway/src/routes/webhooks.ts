@@ -18,6 +18,7 @@ import {
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest, RawServerDefault } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { IdText } from '../identity/schemas.ts';
 
 const tags = ['webhooks'];
 const security = [{ token: [] }];
@@ -36,13 +37,13 @@ const WebhookCreated = WebhookWithSecretSchema.meta({
 const DeliveryAttempt = DeliveryAttemptSchema.meta({ id: 'WebhookDeliveryAttempt' });
 const TestOutcome = TestOutcomeSchema.meta({ id: 'WebhookTestOutcome' });
 
-const IdParams = z.object({ id: z.string().max(100) });
+const IdParams = z.object({ id: z.string().min(1).max(100) });
 const Paging = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(20),
   offset: z.coerce.number().int().min(0).default(0),
 });
 const ListQuery = Paging.extend({
-  owner: z.coerce.number().int().positive().optional().describe('Admins only: webhooks of this user'),
+  owner: IdText.optional().describe('Admins only: webhooks of this user'),
 });
 
 function page<T extends z.ZodType>(item: T) {
