@@ -11,10 +11,12 @@ import {
   hasZodFastifySchemaValidationErrors,
   isResponseSerializationError,
   jsonSchemaTransform,
+  jsonSchemaTransformObject,
   serializerCompiler,
   validatorCompiler,
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
+import { z } from 'zod';
 import { AppError, type InboxErrorBody } from './errors.ts';
 import type { Logger } from './logger.ts';
 
@@ -34,6 +36,18 @@ export interface HttpServerOptions {
   bodyLimit?: number;
   /** Take the client address from X-Forwarded-For (behind a trusted proxy). */
   trustProxy?: boolean;
+  /**
+   * Refuse, as a validation failure, every request whose validated parts (params, query, body,
+   * headers) hold U+0000 or an unpaired surrogate in any string or key: PostgreSQL stores neither
+   * (text refuses NUL, jsonb both), so an API backed by it refuses them at the edge instead of
+   * failing later.
+   */
+  refuseUnstorableText?: boolean;
+  /**
+   * Refuse an empty path parameter (`/webhooks/waba//`) as a validation failure: an empty segment
+   * names nothing, whatever the route's own schema allows.
+   */
+  refuseBlankPathParams?: boolean;
 }
 
 /**
@@ -55,12 +69,94 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: false },
   }).withTypeProvider<ZodTypeProvider>();
-  app.setValidatorCompiler(validatorCompiler);
+  app.setValidatorCompiler(
+    opts.refuseUnstorableText || opts.refuseBlankPathParams
+      ? edgeValidatorCompiler({
+          text: opts.refuseUnstorableText ?? false,
+          blankParams: opts.refuseBlankPathParams ?? false,
+        })
+      : validatorCompiler,
+  );
   app.setSerializerCompiler(serializerCompiler);
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
   });
   return app;
+}
+
+/** Where and why a value holds text PostgreSQL cannot store; the first few places only. */
+export function unstorableText(value: unknown, limit = 10): { path: PropertyKey[]; message: string }[] {
+  // Iterative, and each entry links to its parent rather than copying its path: a body nested a
+  // million levels deep costs linear time and no stack.
+  interface At {
+    key: PropertyKey;
+    parent: At | undefined;
+  }
+  const pathOf = (at: At | undefined): PropertyKey[] => {
+    const path: PropertyKey[] = [];
+    for (let a = at; a; a = a.parent) path.unshift(a.key);
+    return path;
+  };
+  const found: { path: PropertyKey[]; message: string }[] = [];
+  const stack: { node: unknown; at: At | undefined }[] = [{ node: value, at: undefined }];
+  for (let next = stack.pop(); next && found.length < limit; next = stack.pop()) {
+    const { node, at } = next;
+    if (typeof node === 'string') {
+      const message = textProblem(node);
+      if (message) found.push({ path: pathOf(at), message });
+    } else if (Array.isArray(node)) {
+      node.forEach((item, i) => {
+        stack.push({ node: item, at: { key: i, parent: at } });
+      });
+    } else if (node !== null && typeof node === 'object') {
+      for (const [key, item] of Object.entries(node)) {
+        // A bad key is reported on the object holding it: the key itself is not a usable field name.
+        const message = textProblem(key);
+        if (message) found.push({ path: pathOf(at), message });
+        stack.push({ node: item, at: { key, parent: at } });
+      }
+    }
+  }
+  return found.slice(0, limit);
+}
+
+function textProblem(text: string): string | undefined {
+  if (text.includes('\0')) return 'Null characters are not allowed.';
+  if (text.isWellFormed()) return undefined;
+  const isHigh = (unit: number) => unit >= 0xd800 && unit <= 0xdbff;
+  const isLow = (unit: number) => unit >= 0xdc00 && unit <= 0xdfff;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (isHigh(unit) && isLow(text.charCodeAt(i + 1))) i++;
+    else if (isHigh(unit) || isLow(unit)) {
+      return `Surrogate characters are not allowed: U+${unit.toString(16).toUpperCase()}.`;
+    }
+  }
+  return undefined;
+}
+
+const StorableText = z.unknown().superRefine((value, ctx) => {
+  for (const { path, message } of unstorableText(value)) ctx.addIssue({ code: 'custom', path, message });
+});
+
+const NoBlankParams = z.unknown().superRefine((params, ctx) => {
+  if (params === null || typeof params !== 'object') return;
+  for (const [name, value] of Object.entries(params)) {
+    if (value === '') ctx.addIssue({ code: 'custom', path: [name], message: 'This field may not be blank.' });
+  }
+});
+
+/**
+ * The zod validator of each route, behind the edge checks asked for; a check that finds a
+ * problem stops the request with its own issues, reported like the route's.
+ */
+function edgeValidatorCompiler(checks: { text: boolean; blankParams: boolean }): typeof validatorCompiler {
+  return (route) => {
+    let schema: z.core.$ZodType = route.schema;
+    if (checks.blankParams && route.httpPart === 'params') schema = NoBlankParams.pipe(schema);
+    if (checks.text) schema = StorableText.pipe(schema);
+    return validatorCompiler({ ...route, schema });
+  };
 }
 
 /** The path of a validation issue as DRF names fields: `text.body`, or `non_field_errors` for the root. */
@@ -71,15 +167,14 @@ function fieldName(instancePath: string, context: string | undefined): string {
 }
 
 export function validationFields(error: FastifyError): Record<string, string[]> {
-  const fields: Record<string, string[]> = {};
   if (!hasZodFastifySchemaValidationErrors(error)) return { non_field_errors: [error.message] };
+  // A Map, not an object: field names come from the client (`constructor`, `__proto__`…).
+  const fields = new Map<string, string[]>();
   for (const v of error.validation) {
     const key = fieldName(v.instancePath, error.validationContext);
-    const list = fields[key] ?? [];
-    list.push(describeIssue(v.keyword, v.message));
-    fields[key] = list;
+    fields.set(key, [...(fields.get(key) ?? []), describeIssue(v.keyword, v.message)]);
   }
-  return fields;
+  return Object.fromEntries(fields);
 }
 
 // zod reports a missing key as a type mismatch against `undefined`; clients expect DRF's wording.
@@ -165,6 +260,9 @@ export async function registerOpenApi(app: HttpServer, opts: OpenApiOptions): Pr
       ...(opts.securitySchemes ? { components: { securitySchemes: opts.securitySchemes } } : {}),
     },
     transform: jsonSchemaTransform,
+    // Route schemas refer to registered schemas (`.meta({ id })`) by `$ref`; this puts them in
+    // `components.schemas`, keeping only those this document reaches.
+    transformObject: (doc) => reachableComponentsOnly(jsonSchemaTransformObject(doc)),
   });
   await app.register(fastifySwaggerUi, {
     routePrefix: opts.docsPrefix,
@@ -173,3 +271,35 @@ export async function registerOpenApi(app: HttpServer, opts: OpenApiOptions): Pr
   });
   app.get(opts.jsonPath, { schema: { hide: true } }, async () => app.swagger());
 }
+
+/**
+ * zod's global registry holds the registered schemas of every module loaded in the process (the
+ * sandbox's next to the inbox's in tests, proto's for every service), each as input and output.
+ * A document keeps the schemas its paths reach, directly or through other schemas.
+ */
+export function reachableComponentsOnly<T extends object>(doc: T): T {
+  const { schemas: all = {}, ...otherComponents } =
+    (doc as { components?: { schemas?: Record<string, unknown> } }).components ?? {};
+  const kept = new Set<string>();
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) {
+      for (const item of node) visit(item);
+      return;
+    }
+    if (node === null || typeof node !== 'object') return;
+    for (const [key, value] of Object.entries(node)) {
+      if (key === '$ref' && typeof value === 'string' && value.startsWith(SCHEMA_REF)) {
+        const name = value.slice(SCHEMA_REF.length).replace(/~1/g, '/').replace(/~0/g, '~');
+        if (!kept.has(name) && Object.hasOwn(all, name)) {
+          kept.add(name);
+          visit(all[name]);
+        }
+      } else visit(value);
+    }
+  };
+  visit({ ...doc, components: otherComponents });
+  const schemas = Object.fromEntries(Object.entries(all).filter(([name]) => kept.has(name)));
+  return { ...doc, components: { ...otherComponents, schemas } };
+}
+
+const SCHEMA_REF = '#/components/schemas/';

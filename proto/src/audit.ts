@@ -10,7 +10,7 @@ export const AuditEntrySchema = z.object({
     .regex(/^[a-z_]+\.[a-z_]+$/)
     .describe('`<object>.<verb>`: user.created, group.deleted, chat.assigned, chat.resolved…'),
   actor: z.object({ user_id: z.number().int(), username: z.string() }).nullable(),
-  target_type: z.enum(['user', 'group', 'chat', 'webhook', 'tag']),
+  target_type: z.enum(['user', 'group', 'chat', 'webhook', 'tag', 'inbound']),
   target_id: z.string(),
   details: z.record(z.string(), z.unknown()),
   /** Epoch milliseconds. */
@@ -30,7 +30,7 @@ export const auditConsumer = defineConsumer({
   message: auditRecorded,
   ackWaitSeconds: 30,
   maxAckPending: 256,
-  maxDeliver: 50,
+  // No attempt limit: an entry is kept through a database outage of any length.
 });
 
 export const AuditListRequest = z.object({

@@ -1,5 +1,6 @@
 import {
   AckPolicy,
+  type Consumer,
   type ConsumerMessages,
   DeliverPolicy,
   JetStreamApiError,
@@ -56,6 +57,28 @@ export interface ConsumeOptions {
   retryDelayMs?: (deliveryCount: number) => number;
   /** Called for messages rejected before the handler (bad JSON or schema) and for handler errors. */
   onError?: (err: unknown, ctx: { subject: string; seq: number }) => void;
+  /**
+   * Called with the raw bytes of a message that is not JSON or breaks its schema, before it is
+   * terminated (e.g. to keep it as a dead letter). When it throws, the message is retried
+   * instead of terminated, so a malformed message is never dropped without a trace.
+   */
+  onMalformed?: (
+    data: Uint8Array,
+    err: BusValidationError,
+    ctx: { subject: string; seq: number; deliveryCount: number },
+  ) => Promise<void>;
+  /** Called when pulling messages fails (connection lost, consumer missing); the pull is retried. */
+  onPullError?: (err: unknown) => void;
+}
+
+/** What a served operation reports when its handler fails with something other than an `RpcError`. */
+export type ServeErrorHandler = (err: unknown, ctx: { operation: string; subject: string }) => void;
+
+export interface ServeOptions {
+  /** Queue group (default: the operation's name), so a request reaches one process. */
+  queue?: string;
+  /** Unexpected failures of this handler (default: the bus's `onServeError`). */
+  onError?: ServeErrorHandler;
 }
 
 export interface Consumption {
@@ -93,7 +116,7 @@ export interface Bus {
   serve<Req extends z.ZodType, Res extends z.ZodType>(
     c: RpcContract<Req, Res>,
     handler: (payload: z.output<Req>) => Promise<z.input<Res>>,
-    opts?: { queue?: string },
+    opts?: ServeOptions,
   ): Subscription;
 }
 
@@ -138,21 +161,57 @@ const defaultRetryDelay = (deliveryCount: number): number => Math.min(30_000, 25
 export interface BusOptions {
   /** Replicas of the instance's streams: 3 on a JetStream cluster, 1 (default) on one server. */
   streamReplicas?: number;
+  /**
+   * Unexpected failures inside request handlers this bus serves (anything but an `RpcError`):
+   * the caller only learns `internal_error`, so the serving process must log the cause.
+   */
+  onServeError?: ServeErrorHandler;
 }
 
-export interface DeliveryLoopOptions<S extends z.ZodType> extends ConsumeOptions {
-  /** The pull subscription, already started. */
-  messages: ConsumerMessages;
+interface DeliveryLoopBase<S extends z.ZodType> extends ConsumeOptions {
   /** Contract name, for validation errors. */
   contract: string;
   durable: string;
   schema: S;
   handler: (payload: z.output<S>, ctx: DeliveryContext) => Promise<Disposition | undefined>;
   /** Handler failures before the message is terminated; unlimited when omitted. */
-  maxDeliver?: number;
+  maxDeliver?: number | undefined;
   /** How a decision reaches the server; at once by default (the fan-out batches them). */
   settle?: (m: JsMsg, d: Exclude<Disposition, { kind: 'hold' }>) => void;
+  /**
+   * Sends an in-progress signal for every message whose handler is still running at this
+   * interval, so AckWait only ever expires for messages of a process that died.
+   */
+  heartbeatMs?: number;
 }
+
+export type DeliveryLoopOptions<S extends z.ZodType> = DeliveryLoopBase<S> &
+  (
+    | {
+        /**
+         * A started subscription (`consumer.consume()`): every message it yields is handled at
+         * once, so the durable's max_ack_pending alone bounds the handlers.
+         */
+        messages: ConsumerMessages;
+        fetchFrom?: never;
+        concurrency?: never;
+      }
+    | {
+        /**
+         * Pull from this consumer only as many messages as there are free handlers: a message
+         * waiting for a delayed nak holds a slot at the server but no handler here.
+         */
+        fetchFrom: Consumer;
+        /** Handlers running at once. */
+        concurrency: number;
+        messages?: never;
+      }
+  );
+
+/** How long one pull waits for messages before the next pull is issued. */
+const PULL_EXPIRES_MS = 5_000;
+/** Pause before pulling again after a failed pull (connection lost, consumer missing). */
+const PULL_RETRY_MS = 1_000;
 
 /** Sends a decision to the server (a term always bare: nats-server 2.9 ignores one with a reason). */
 export function settleNow(m: JsMsg, d: Exclude<Disposition, { kind: 'hold' }>): void {
@@ -166,7 +225,8 @@ export function settleNow(m: JsMsg, d: Exclude<Disposition, { kind: 'hold' }>): 
  * CONSUMER span continuing the publisher's trace, validated against its schema (malformed
  * messages are terminated and never reach the handler), and settled by what the handler
  * decides; a handler that throws is retried with backoff. `bus.consume` runs it on a contract's
- * durable; the fan-out runs it on durables it manages itself.
+ * durable, pulling only as many messages as it has free handlers; the fan-out runs it on
+ * durables it manages itself, with a subscription of its own.
  */
 export function runDeliveryLoop<S extends z.ZodType>(o: DeliveryLoopOptions<S>): Consumption {
   const retryDelay = o.retryDelayMs ?? defaultRetryDelay;
@@ -187,6 +247,14 @@ export function runDeliveryLoop<S extends z.ZodType>(o: DeliveryLoopOptions<S>):
           },
         },
         async (span) => {
+          const working = () => {
+            try {
+              m.working();
+            } catch {
+              // The connection is closing: the message comes back after AckWait.
+            }
+          };
+          const heartbeat = o.heartbeatMs ? setInterval(working, o.heartbeatMs) : undefined;
           try {
             const decoded = decodeJson(m.data);
             const parsed = decoded.ok
@@ -204,6 +272,20 @@ export function runDeliveryLoop<S extends z.ZodType>(o: DeliveryLoopOptions<S>):
               span.recordException(err);
               span.setStatus({ code: SpanStatusCode.ERROR, message: err.message });
               o.onError?.(err, { subject: m.subject, seq: m.seq });
+              if (o.onMalformed) {
+                try {
+                  await o.onMalformed(m.data, err, {
+                    subject: m.subject,
+                    seq: m.seq,
+                    deliveryCount: m.info.deliveryCount,
+                  });
+                } catch (keepErr) {
+                  // Not kept anywhere yet: try again rather than drop it.
+                  o.onError?.(keepErr, { subject: m.subject, seq: m.seq });
+                  m.nak(retryDelay(m.info.deliveryCount));
+                  return;
+                }
+              }
               m.term();
               return;
             }
@@ -213,10 +295,11 @@ export function runDeliveryLoop<S extends z.ZodType>(o: DeliveryLoopOptions<S>):
               deliveryCount: m.info.deliveryCount,
               headers: m.headers,
               span,
-              working: () => m.working(),
+              working,
             })) ?? { kind: 'ack' };
             if (outcome.kind === 'hold') return;
             if (outcome.kind === 'term') span.setAttribute('switchboard.term_reason', outcome.reason);
+            if (outcome.kind === 'nak') span.setAttribute('switchboard.nak_delay_ms', outcome.delayMs);
             settle(m, outcome);
           } catch (err) {
             span.recordException(err as Error);
@@ -225,24 +308,74 @@ export function runDeliveryLoop<S extends z.ZodType>(o: DeliveryLoopOptions<S>):
             if (o.maxDeliver !== undefined && m.info.deliveryCount >= o.maxDeliver) m.term();
             else m.nak(retryDelay(m.info.deliveryCount));
           } finally {
+            if (heartbeat) clearInterval(heartbeat);
             span.end();
           }
         },
       ),
     );
 
-  const done = (async () => {
-    for await (const m of o.messages) {
-      const p = handle(m).finally(() => inFlight.delete(p));
-      inFlight.add(p);
+  // Wakes the pulling loop when a handler finishes or the loop is stopped.
+  let wake: (() => void) | undefined;
+  const signal = () => {
+    const w = wake;
+    wake = undefined;
+    w?.();
+  };
+  const nextSignal = (timeoutMs?: number) =>
+    new Promise<void>((resolve) => {
+      const timer = timeoutMs === undefined ? undefined : setTimeout(resolve, timeoutMs);
+      wake = () => {
+        if (timer) clearTimeout(timer);
+        resolve();
+      };
+    });
+
+  const start = (m: JsMsg) => {
+    const p = handle(m).finally(() => {
+      inFlight.delete(p);
+      signal();
+    });
+    inFlight.add(p);
+  };
+
+  let stopping = false;
+  let batch: ConsumerMessages | undefined;
+
+  const pull = async (consumer: Consumer, concurrency: number) => {
+    const limit = Math.max(1, concurrency);
+    while (!stopping) {
+      if (inFlight.size >= limit) {
+        await nextSignal();
+        continue;
+      }
+      try {
+        batch = await consumer.fetch({ max_messages: limit - inFlight.size, expires: PULL_EXPIRES_MS });
+        if (stopping) await batch.close();
+        for await (const m of batch) start(m);
+      } catch (err) {
+        if (stopping) break;
+        o.onPullError?.(err);
+        await nextSignal(PULL_RETRY_MS);
+      } finally {
+        batch = undefined;
+      }
     }
+  };
+
+  const done = (async () => {
+    if (o.fetchFrom) await pull(o.fetchFrom, o.concurrency);
+    else for await (const m of o.messages) start(m);
     await Promise.allSettled([...inFlight]);
   })();
 
   return {
     done,
     async stop() {
-      await o.messages.close();
+      stopping = true;
+      signal();
+      if (o.messages) await o.messages.close();
+      else await batch?.close();
       await done;
     },
   };
@@ -335,14 +468,17 @@ export async function createBus(
   ): Promise<Consumption> {
     await ensureConsumer(c);
     const consumer = await js.consumers.get(streamName(instance, c.message.stream), c.durable);
-    const messages = await consumer.consume({ max_messages: Math.max(1, c.maxAckPending) });
     const loop = runDeliveryLoop({
-      messages,
+      fetchFrom: consumer,
+      concurrency: c.concurrency ?? c.maxAckPending,
       contract: c.message.name,
       durable: c.durable,
       schema: c.message.schema,
       handler,
       maxDeliver: c.maxDeliver,
+      // A live handler keeps its message however long it takes; only a dead process's
+      // messages come back after AckWait.
+      heartbeatMs: Math.max(500, Math.floor((c.ackWaitSeconds * 1000) / 3)),
       ...opts,
     });
     return {
@@ -398,9 +534,17 @@ export async function createBus(
   function serve<Req extends z.ZodType, Res extends z.ZodType>(
     c: RpcContract<Req, Res>,
     handler: (payload: z.output<Req>) => Promise<z.input<Res>>,
-    opts: { queue?: string } = {},
+    serveOpts: ServeOptions = {},
   ): Subscription {
     const subject = c.subject(instance);
+    const onError = serveOpts.onError ?? opts.onServeError;
+    const report = (err: unknown) => {
+      try {
+        onError?.(err, { operation: c.name, subject });
+      } catch {
+        // A failing reporter must not keep the caller from its answer.
+      }
+    };
     const fail = (
       respond: (data: Uint8Array, h: MsgHdrs) => boolean,
       code: string,
@@ -416,7 +560,7 @@ export async function createBus(
       respond(new Uint8Array(), h);
     };
     return nc.subscribe(subject, {
-      queue: opts.queue ?? c.name,
+      queue: serveOpts.queue ?? c.name,
       callback: (err, msg) => {
         if (err) return;
         const respond = (data: Uint8Array, h: MsgHdrs) => msg.respond(data, { headers: h });
@@ -436,6 +580,9 @@ export async function createBus(
               const checked = c.response.safeParse(result);
               if (!checked.success) {
                 const e = new BusValidationError(c.name, 'reply', checked.error.issues);
+                span.recordException(e);
+                span.setStatus({ code: SpanStatusCode.ERROR });
+                report(e);
                 fail(respond, 'invalid_reply', 500, e.message);
                 return;
               }
@@ -444,7 +591,10 @@ export async function createBus(
               span.recordException(e as Error);
               span.setStatus({ code: SpanStatusCode.ERROR });
               if (e instanceof RpcError) fail(respond, e.code, e.status, e.message, e.details);
-              else fail(respond, 'internal_error', 500, 'the service failed to handle the request');
+              else {
+                report(e);
+                fail(respond, 'internal_error', 500, 'the service failed to handle the request');
+              }
             } finally {
               span.end();
             }

@@ -14,11 +14,29 @@ export interface StreamContract<S extends z.ZodType = z.ZodType> {
 export interface ConsumerContract<S extends z.ZodType = z.ZodType> {
   readonly durable: string;
   readonly message: StreamContract<S>;
-  /** Seconds a delivery may stay unacknowledged before NATS redelivers it. */
+  /**
+   * Seconds without an acknowledgement or an in-progress signal before NATS redelivers a
+   * message. `bus.consume` signals progress while a handler runs, so this is how long a
+   * crashed worker's messages take to come back, not a limit on how long a handler may take.
+   */
   readonly ackWaitSeconds: number;
+  /**
+   * Messages the server hands out unacknowledged at once (the durable's `max_ack_pending`),
+   * including those waiting for a delayed nak: a delayed nak keeps its slot at the server.
+   */
   readonly maxAckPending: number;
-  /** Deliveries before the bus gives up and terminates the message (handler errors only). */
-  readonly maxDeliver: number;
+  /**
+   * Handlers running at once in one process (default: `maxAckPending`). The bus pulls only as
+   * many messages as there are free handlers, so a message waiting for a delayed retry holds
+   * a server slot (`maxAckPending`) but never a handler: keep `maxAckPending` well above this
+   * when handlers nak with long delays, or retried messages starve the healthy ones.
+   */
+  readonly concurrency?: number;
+  /**
+   * Handler failures (thrown errors) before the bus gives up and terminates the message;
+   * unlimited when omitted. Dispositions a handler returns (`nak`, `term`) never count.
+   */
+  readonly maxDeliver?: number | undefined;
 }
 
 /** A core-NATS request/reply operation served by one service. */
@@ -27,6 +45,12 @@ export interface RpcContract<Req extends z.ZodType = z.ZodType, Res extends z.Zo
   readonly subject: (i: InstanceId) => string;
   readonly request: Req;
   readonly response: Res;
+  /**
+   * A request field that makes the operation safe to repeat (`idempotency_key`): callers fill
+   * it when empty, so a request whose outcome they cannot know (no answer in time) can be
+   * retried with the same key and never acts twice.
+   */
+  readonly retryKeyField?: string;
 }
 
 export function defineStream<S extends z.ZodType>(c: StreamContract<S>): StreamContract<S> {

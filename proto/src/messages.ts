@@ -30,7 +30,11 @@ export const consumers = {
     // Storing one body takes milliseconds; a short ack wait brings a crashed worker's
     // in-flight bodies back quickly.
     ackWaitSeconds: 10,
-    maxAckPending: 64,
-    maxDeliver: 20,
+    // A body that failed transiently waits for its retry with a delayed nak, which keeps a
+    // server slot (max_ack_pending) but no handler: the server may hand out far more than the
+    // handlers running at once, so thousands of bodies waiting for a retry never stall the
+    // healthy ones. No attempt limit: chats decides every failure (retried, or a dead letter).
+    maxAckPending: 4_096,
+    concurrency: 64,
   }),
 } as const;

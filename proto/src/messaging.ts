@@ -108,10 +108,17 @@ export const sendMessage = defineRpc({
   name: 'chats.messages.send',
   subject: rpc('send_message'),
   request: withPrincipal({
+    /**
+     * Per sender: a repeated key answers the message stored first (and sends once); the same
+     * key with a different message is refused (422 `idempotency_key_reused`). The gateway
+     * fills it when the client sent none, so a send whose outcome it cannot know (503) can be
+     * retried with the key it answers.
+     */
     idempotency_key: z.string().min(1).max(200).optional(),
     message: SendMessageRequestSchema,
   }),
   response: MessageRecordSchema,
+  retryKeyField: 'idempotency_key',
 });
 
 export const listMessages = defineRpc({
@@ -196,6 +203,7 @@ export const listPersons = defineRpc({
   name: 'chats.persons.list',
   subject: rpc('list_persons'),
   request: z.object({
+    principal: PrincipalSchema,
     search: z.string().max(100).optional(),
     limit: z.number().int(),
     offset: z.number().int(),
@@ -240,8 +248,53 @@ export const deliverMessage = defineStream({
 export const deliverMessageConsumer = defineConsumer({
   durable: 'chats-deliver',
   message: deliverMessage,
-  ackWaitSeconds: 120,
-  maxAckPending: 32,
-  // A network outage delays delivery for as long as this many attempts last (about 2 days).
-  maxDeliver: 400,
+  // The worker signals progress while it sends, so this only decides how soon a crashed
+  // worker's message is picked up again.
+  ackWaitSeconds: 10,
+  // Sends waiting for a retry or for an earlier send to the same customer hold a slot here
+  // (a delayed nak keeps it) but no handler: one customer's backlog never stalls the others.
+  maxAckPending: 10_000,
+  concurrency: 32,
+  // Never terminated by the bus: the worker retries database and NATS failures itself and
+  // gives up on a send only by recording it as failed.
+});
+
+// ---- inbound dead letters: network bodies chats could never store ----
+
+export const InboundDeadLetterSchema = z
+  .object({
+    id: z.number().int(),
+    stream_seq: z.number().int().describe('Sequence of the body in the instance’s inbound stream.'),
+    received_at: z.number().int().describe('Epoch milliseconds when the gateway accepted the body.'),
+    signature_verified: z.boolean(),
+    wa_ids: z.array(z.string()).describe('Customers the body names, when it could be read.'),
+    body: z.string().describe('The body as received (UTF-8); its first 8 KiB when longer.'),
+    body_bytes: z.number().int().describe('Size of the body as received.'),
+    body_truncated: z.boolean(),
+    error: z.string(),
+    error_code: z.string().nullable().describe('SQLSTATE or error name of the failure.'),
+    attempts: z.number().int(),
+    created_at: z.number().int().describe('Epoch milliseconds.'),
+    redriven_at: z.number().int().nullable().describe('Epoch milliseconds of the re-drive, if any.'),
+    redrivable: z.boolean().describe('False for stream messages that were not a webhook envelope at all.'),
+  })
+  .meta({ id: 'InboundDeadLetter' });
+export type InboundDeadLetter = z.infer<typeof InboundDeadLetterSchema>;
+
+export const listInboundDeadLetters = defineRpc({
+  name: 'chats.inbound_dead_letters.list',
+  subject: rpc('list_inbound_dead_letters'),
+  request: z.object({
+    limit: z.number().int().min(1).max(100),
+    offset: z.number().int().min(0),
+    redriven: z.boolean().optional(),
+  }),
+  response: z.object({ count: z.number().int(), results: z.array(InboundDeadLetterSchema) }),
+});
+
+export const redriveInboundDeadLetter = defineRpc({
+  name: 'chats.inbound_dead_letters.redrive',
+  subject: rpc('redrive_inbound_dead_letter'),
+  request: withPrincipal({ id: z.number().int().positive() }),
+  response: InboundDeadLetterSchema,
 });

@@ -19,6 +19,24 @@ export const ChatsConfigSchema = z.object({
   /** Public base URL of the inbox; when set, its webhook URL is registered with the network at start. */
   PUBLIC_URL: z.url().optional(),
   TEMPLATE_CACHE_SECONDS: z.coerce.number().int().positive().default(300),
+  /**
+   * Test hook, off unless set: `<wa_id>:<SQLSTATE>,…`. Storing an inbound body that names one
+   * of these customers fails inside its transaction with that SQLSTATE (raised by PostgreSQL),
+   * to exercise retries and dead letters. Never set it in production.
+   */
+  CHATS_TEST_FAIL_WA_IDS: z
+    .string()
+    .regex(/^(\d{1,20}:[0-9A-Z]{5})(,\d{1,20}:[0-9A-Z]{5})*$/, 'expected <wa_id>:<SQLSTATE>,…')
+    .optional()
+    .transform(
+      (v) =>
+        new Map(
+          (v ? v.split(',') : []).map((pair) => {
+            const [waId = '', code = ''] = pair.split(':');
+            return [waId, code] as const;
+          }),
+        ),
+    ),
 });
 
 export type ChatsConfig = z.infer<typeof ChatsConfigSchema>;

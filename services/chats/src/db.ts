@@ -5,8 +5,26 @@ export interface NetworkWebhooksTable {
   stream_seq: number;
   received_at: ColumnType<Date, Date | string, never>;
   signature_verified: boolean;
-  body: ColumnType<unknown, string, never>;
+  /** The body as jsonb, with what jsonb cannot hold (`\u0000`, lone surrogates) replaced; null if not JSON. */
+  body: ColumnType<unknown, string | null, never>;
+  /** The body's bytes exactly as received (null on rows stored before migration 0004). */
+  body_raw: ColumnType<Buffer | null, Buffer, never>;
   stored_at: Generated<Date>;
+}
+
+export interface InboundDeadLettersTable {
+  id: Generated<number>;
+  stream_seq: number;
+  received_at: ColumnType<Date, Date, never>;
+  signature_verified: boolean;
+  body: ColumnType<Buffer, Buffer, never>;
+  wa_ids: ColumnType<string[], string[], never>;
+  error: string;
+  error_code: string | null;
+  attempts: number;
+  redrivable: ColumnType<boolean, boolean | undefined, never>;
+  created_at: Generated<Date>;
+  redriven_at: ColumnType<Date | null, never, Date | null>;
 }
 
 export interface AuditLogsTable {
@@ -53,6 +71,16 @@ export interface MessagesTable {
   send_state: 'queued' | 'sent' | 'failed' | null;
   idempotency_key: string | null;
   created_at: Generated<Date>;
+  /** Accept order: sends to one customer reach the network in this order. */
+  send_seq: Generated<number>;
+  /** Network attempts of a send that failed transiently so far. */
+  send_attempts: Generated<number>;
+  /** When a send that failed transiently is tried again. */
+  next_attempt_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** A worker is calling the network for this send until then. */
+  send_lease_until: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** SHA-256 of the send request, stored with its Idempotency-Key. */
+  request_hash: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface MessageStatusesTable {
@@ -70,6 +98,7 @@ export interface ReadMarksTable {
 
 export interface ChatsDatabase {
   network_webhooks: NetworkWebhooksTable;
+  inbound_dead_letters: InboundDeadLettersTable;
   audit_logs: AuditLogsTable;
   persons: PersonsTable;
   chats: ChatsTable;

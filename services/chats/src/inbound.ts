@@ -1,13 +1,40 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from '@switchboard/kit';
-import { type Bus, type Consumption, consumers, type NetworkEvent, networkEvent } from '@switchboard/proto';
+import {
+  type Bus,
+  type Consumption,
+  consumers,
+  type DeliveryContext,
+  type Disposition,
+  type NetworkEvent,
+  networkEvent,
+} from '@switchboard/proto';
 import type { Kysely } from 'kysely';
 import type { ChatsDatabase } from './db.ts';
+import { recordDeadLetter } from './dead-letters.ts';
+import {
+  backoffMs,
+  type ClassifiedFailure,
+  classifyFailure,
+  INBOUND_RETRY_POLICY,
+  retryDecision,
+} from './domain/failure-class.ts';
 import { createKeyedQueue } from './domain/keyed-queue.ts';
 import { type ParsedBody, parseNetworkBody } from './domain/network-body.ts';
+import { storableJsonText } from './domain/storable.ts';
+import { chatAccessSubjects } from './store/chats.ts';
 import { storeNetworkWebhook } from './store/ingest.ts';
 
-function eventOf(body: string, parsed: ParsedBody | null, receivedAt: number): NetworkEvent {
+/** Customers a body names, first the one it is about. */
+function customersOf(parsed: ParsedBody | null): string[] {
+  const waIds = new Set<string>();
+  for (const m of parsed?.messages ?? []) waIds.add(m.from);
+  for (const s of parsed?.statuses ?? []) waIds.add(s.recipient);
+  for (const c of parsed?.contacts ?? []) waIds.add(c.wa_id);
+  return [...waIds];
+}
+
+function eventOf(body: string, parsed: ParsedBody | null, receivedAt: number): Omit<NetworkEvent, 'chats'> {
   const kinds: NetworkEvent['kinds'] = [];
   if (parsed?.messages.length) kinds.push('message');
   if (parsed?.statuses.length) kinds.push('status');
@@ -30,47 +57,126 @@ function eventOf(body: string, parsed: ParsedBody | null, receivedAt: number): N
  * Consumes the instance's inbound stream: keeps the body as received, folds its messages and
  * statuses into persons, chats and messages, then hands the body to the fan-out. Every step
  * is idempotent, so a redelivery after a crash at any point converges on the same state.
+ *
+ * The gateway's 200 to the network is a promise, so no body is ever dropped: a transient
+ * failure (database or NATS down, a lost connection, a serialization failure) is retried
+ * without limit with capped backoff; a body that can never be processed (a data exception, a
+ * bug, or an unknown failure that persisted) is kept in `inbound_dead_letters` with its error,
+ * recorded in the event log, and acknowledged, so it never holds the stream up.
  */
 export async function startInboundConsumer(deps: {
   bus: Bus;
   db: Kysely<ChatsDatabase>;
   log: Logger;
+  /** Test hook `CHATS_TEST_FAIL_WA_IDS`; empty in production. */
+  failFor?: ReadonlyMap<string, string>;
 }): Promise<Consumption> {
   const { bus, db, log } = deps;
   const perCustomer = createKeyedQueue();
+
+  async function giveUp(
+    f: ClassifiedFailure,
+    msg: { body: string; received_at: number; signature_verified: boolean },
+    parsed: ParsedBody | null,
+    ctx: DeliveryContext,
+  ): Promise<Disposition | undefined> {
+    try {
+      const id = await recordDeadLetter(db, {
+        streamSeq: ctx.seq,
+        receivedAt: msg.received_at,
+        signatureVerified: msg.signature_verified,
+        body: Buffer.from(msg.body, 'utf8'),
+        waIds: customersOf(parsed),
+        error: f.message,
+        errorCode: f.code,
+        attempts: ctx.deliveryCount,
+        redrivable: true,
+      });
+      ctx.span.setAttribute('switchboard.dead_letter_id', id ?? -1);
+      log.error(
+        { seq: ctx.seq, dead_letter_id: id, failure: f.class, code: f.code, error: f.message },
+        'inbound body cannot be processed; kept as a dead letter',
+      );
+      return undefined;
+    } catch (err) {
+      // Not even the dead letter could be written (the database is down): try again later.
+      log.error({ err, seq: ctx.seq }, 'inbound dead letter not recorded; retried');
+      return { kind: 'nak', delayMs: backoffMs(ctx.deliveryCount, INBOUND_RETRY_POLICY) };
+    }
+  }
+
   return bus.consume(
     consumers.chatsInbound,
     async (msg, ctx) => {
-      const parsed = parseNetworkBody(msg.body);
+      // Everything a body may legally contain must be storable: jsonb and text get a copy
+      // with `\u0000` and unpaired surrogates replaced; the raw bytes and the fan-out keep
+      // the original.
+      const storableJson = storableJsonText(msg.body);
+      const parsed = storableJson === null ? null : parseNetworkBody(storableJson);
       // In stream order per customer within this worker; across workers the writes are
       // commutative, so order still cannot change the result.
-      const customer =
-        parsed?.messages[0]?.from ?? parsed?.statuses[0]?.recipient ?? parsed?.contacts[0]?.wa_id ?? '';
+      const customer = customersOf(parsed)[0] ?? '';
       // The event is published inside the queue too, so per customer the fan-out sees the
       // stream's order (what `ordered` webhooks rely on).
-      await perCustomer.run(customer, async () => {
-        const result = await storeNetworkWebhook(
-          db,
-          {
-            streamSeq: ctx.seq,
-            receivedAt: msg.received_at,
-            signatureVerified: msg.signature_verified,
-            body: msg.body,
-          },
-          parsed,
-        );
-        if (result !== 'already_stored') {
-          ctx.span.setAttribute('switchboard.messages_stored', result.storedMessages);
-          ctx.span.setAttribute('switchboard.statuses_stored', result.storedStatuses);
+      return perCustomer.run(customer, async (): Promise<Disposition | undefined> => {
+        try {
+          const result = await storeNetworkWebhook(
+            db,
+            {
+              streamSeq: ctx.seq,
+              receivedAt: msg.received_at,
+              signatureVerified: msg.signature_verified,
+              body: msg.body,
+              storableJson,
+            },
+            parsed,
+            { failFor: deps.failFor },
+          );
+          if (result !== 'already_stored') {
+            ctx.span.setAttribute('switchboard.messages_stored', result.storedMessages);
+            ctx.span.setAttribute('switchboard.statuses_stored', result.storedStatuses);
+          }
+          if (!parsed) {
+            log.warn({ seq: ctx.seq }, 'network webhook is not a messages body; kept and forwarded as is');
+          }
+          const base = eventOf(msg.body, parsed, msg.received_at);
+          const event: NetworkEvent = { ...base, chats: await chatAccessSubjects(db, base.wa_ids) };
+          await bus.publish(networkEvent, event, { idempotencyKey: event.event_id });
+          return undefined;
+        } catch (err) {
+          const f = classifyFailure(err);
+          ctx.span.recordException(err instanceof Error ? err : new Error(String(err)));
+          ctx.span.setAttribute('switchboard.failure_class', f.class);
+          const decision = retryDecision(f.class, ctx.deliveryCount, INBOUND_RETRY_POLICY);
+          if (decision.action === 'give_up') return giveUp(f, msg, parsed, ctx);
+          // One line per outage and body, not one per retry.
+          if (ctx.deliveryCount === 1 || ctx.deliveryCount % 10 === 0) {
+            log.warn(
+              { seq: ctx.seq, attempt: ctx.deliveryCount, failure: f.class, code: f.code, error: f.message },
+              'inbound body not stored yet; retried',
+            );
+          }
+          return { kind: 'nak', delayMs: decision.delayMs };
         }
-        if (!parsed) {
-          log.warn({ seq: ctx.seq }, 'network webhook is not a messages body; kept and forwarded as is');
-        }
-        const event = eventOf(msg.body, parsed, msg.received_at);
-        await bus.publish(networkEvent, event, { idempotencyKey: event.event_id });
       });
-      return undefined;
     },
-    { onError: (err, at) => log.error({ err, ...at }, 'inbound webhook not processed') },
+    {
+      onError: (err, at) => log.error({ err, ...at }, 'inbound webhook not processed'),
+      // A stream message that is not a webhook envelope at all: kept, never re-driven.
+      onMalformed: async (data, err, at) => {
+        await recordDeadLetter(db, {
+          streamSeq: at.seq,
+          receivedAt: Date.now(),
+          signatureVerified: false,
+          body: data,
+          waIds: [],
+          error: err.message,
+          errorCode: err.name,
+          attempts: at.deliveryCount,
+          redrivable: false,
+        });
+      },
+      onPullError: (err) => log.warn({ err }, 'inbound stream not reachable; pulling again'),
+    },
   );
 }

@@ -10,6 +10,7 @@ import { createBus, createNetworkClient } from '@switchboard/proto';
 import { startAuditLog } from './audit-log.ts';
 import { loadConfig } from './config.ts';
 import type { ChatsDatabase } from './db.ts';
+import { startDeadLetterRpc } from './dead-letters.ts';
 import { startInboundConsumer } from './inbound.ts';
 import { chatsMigrations } from './migrations/index.ts';
 import { startRpc } from './rpc.ts';
@@ -22,7 +23,11 @@ export async function runChats(telemetry: Telemetry): Promise<void> {
   const applied = await migrate(db, 'chats', chatsMigrations);
   if (applied.length) log.info({ applied }, 'migrations applied');
   const nc = await connectNats(config.NATS_URL, `chats/${config.INSTANCE_ID}`);
-  const bus = await createBus(nc, config.INSTANCE_ID, { streamReplicas: config.NATS_STREAM_REPLICAS });
+  const bus = await createBus(nc, config.INSTANCE_ID, {
+    streamReplicas: config.NATS_STREAM_REPLICAS,
+    // A request handler's unexpected failure reaches the caller only as `internal_error`.
+    onServeError: (err, at) => log.error({ err, ...at }, 'request handler failed'),
+  });
   await bus.ensureStreams();
   const network = createNetworkClient({
     baseUrl: config.NETWORK_BASE_URL,
@@ -34,7 +39,10 @@ export async function runChats(telemetry: Telemetry): Promise<void> {
     ? new URL('/api/v1/waba/webhook/', config.PUBLIC_URL).toString()
     : null;
 
-  const inbound = await startInboundConsumer({ bus, db, log });
+  if (config.CHATS_TEST_FAIL_WA_IDS.size) {
+    log.warn({ wa_ids: [...config.CHATS_TEST_FAIL_WA_IDS.keys()] }, 'CHATS_TEST_FAIL_WA_IDS test hook is on');
+  }
+  const inbound = await startInboundConsumer({ bus, db, log, failFor: config.CHATS_TEST_FAIL_WA_IDS });
   const audit = await startAuditLog({ bus, db, log });
   const delivery = await startDeliveryWorker({
     db,
@@ -55,6 +63,7 @@ export async function runChats(telemetry: Telemetry): Promise<void> {
     },
     templateCacheSeconds: config.TEMPLATE_CACHE_SECONDS,
   });
+  const deadLetters = startDeadLetterRpc({ db, bus, log });
   const stranded = await createSender({ db, bus, log }).requeueStranded();
   if (stranded) log.warn({ stranded }, 're-queued messages that were stored but not queued');
 
@@ -72,7 +81,7 @@ export async function runChats(telemetry: Telemetry): Promise<void> {
     [
       'request handlers',
       async () => {
-        for (const s of [...rpc, audit.rpc]) s.unsubscribe();
+        for (const s of [...rpc, ...deadLetters, audit.rpc]) s.unsubscribe();
       },
     ],
     ['inbound consumer', () => inbound.stop()],

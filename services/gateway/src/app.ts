@@ -1,14 +1,20 @@
 import {
   createHttpServer,
+  createOutboxRelay,
   type HttpServer,
   installInboxErrorHandling,
   type Logger,
   registerOpenApi,
 } from '@switchboard/kit';
-import type { Bus } from '@switchboard/proto';
+import { type Bus, outboxPublisher } from '@switchboard/proto';
 import type { Kysely } from 'kysely';
 import type { GatewayConfig } from './config.ts';
-import { createAudit } from './identity/audit.ts';
+import {
+  createAudit,
+  createRightsNotifier,
+  GATEWAY_OUTBOX,
+  gatewayOutboxContracts,
+} from './identity/audit.ts';
 import { createGuards, type Guards } from './identity/authenticate.ts';
 import type { GatewayDatabase } from './identity/db.ts';
 import { createGroups } from './identity/groups.ts';
@@ -22,6 +28,7 @@ import { registerAuditLogRoutes } from './routes/audit-logs.ts';
 import { registerAuthRoutes } from './routes/auth.ts';
 import { registerGroupRoutes } from './routes/groups.ts';
 import { type HealthChecks, registerHealthRoutes } from './routes/health.ts';
+import { registerInboundDeadLetterRoutes } from './routes/inbound-dead-letters.ts';
 import { registerMessagingRoutes } from './routes/messaging.ts';
 import { registerUserRoutes } from './routes/users.ts';
 import { registerWabaWebhookRoutes } from './routes/waba-webhook.ts';
@@ -46,7 +53,14 @@ export interface Gateway {
 /** Builds the inbox HTTP API without listening, so tests can `inject()` or listen on port 0. */
 export async function buildApp(deps: GatewayDeps): Promise<Gateway> {
   const { config, db, bus, log } = deps;
-  const app = createHttpServer({ logger: log, trustProxy: config.TRUST_PROXY });
+  // Bad input is a 400 at the edge, never a failure further in: PostgreSQL stores no NUL and no
+  // unpaired surrogate, and an empty path segment names nothing.
+  const app = createHttpServer({
+    logger: log,
+    trustProxy: config.TRUST_PROXY,
+    refuseUnstorableText: true,
+    refuseBlankPathParams: true,
+  });
   installInboxErrorHandling(app);
   app.decorateRequest('principal', null);
   await registerOpenApi(app, {
@@ -64,15 +78,25 @@ export async function buildApp(deps: GatewayDeps): Promise<Gateway> {
     },
   });
 
-  const audit = createAudit(bus, log);
+  // Event-log entries leave through the outbox: written with the change, published after it.
+  const outbox = createOutboxRelay({
+    db,
+    table: GATEWAY_OUTBOX,
+    publish: outboxPublisher(bus, gatewayOutboxContracts),
+    log,
+  });
+  outbox.start();
+  app.addHook('onClose', async () => outbox.stop());
+  const audit = createAudit(outbox);
   const tokens = createTokens({
     db,
     box: createTokenBox(config.INBOX_SECRET_KEY),
     refreshTtlSeconds: config.REFRESH_TOKEN_TTL_SECONDS,
     passwordlessTtlSeconds: config.PASSWORDLESS_LINK_TTL_SECONDS,
   });
-  const users = createUsers({ db, audit, maxSeats: config.MAX_NUMBER_OF_SEATS });
-  const groups = createGroups(db, audit);
+  const rightsChanged = createRightsNotifier(bus, log);
+  const users = createUsers({ db, audit, rightsChanged, maxSeats: config.MAX_NUMBER_OF_SEATS });
+  const groups = createGroups(db, audit, rightsChanged);
   const guards = createGuards(tokens);
   const limiter = createFailureLimiter(db, config.AUTH_FAILURE_WINDOW_SECONDS);
   const passwordless = createPasswordless({
@@ -113,6 +137,7 @@ export async function buildApp(deps: GatewayDeps): Promise<Gateway> {
   });
   registerGroupRoutes(app, { groups, guards, publicUrl: config.PUBLIC_URL });
   registerAuditLogRoutes(app, { bus, guards, publicUrl: config.PUBLIC_URL });
+  registerInboundDeadLetterRoutes(app, { bus, guards, publicUrl: config.PUBLIC_URL });
   registerMessagingRoutes(app, { bus, guards, users, groups, publicUrl: config.PUBLIC_URL });
   await registerWebhookRoutes(app, { bus, authenticate: guards.authenticate });
   return { app, users, tokens, guards };

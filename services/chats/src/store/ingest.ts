@@ -22,18 +22,50 @@ export interface RawWebhook {
   streamSeq: number;
   receivedAt: number;
   signatureVerified: boolean;
+  /** The body exactly as received. */
   body: string;
+  /** The body as `jsonb` can hold it (`storableJsonText`); null when it is not JSON. */
+  storableJson: string | null;
+}
+
+export interface StoreOptions {
+  /**
+   * Test hook (`CHATS_TEST_FAIL_WA_IDS`, off by default): a body naming one of these wa_ids
+   * fails inside its transaction with the mapped SQLSTATE, raised by PostgreSQL itself.
+   */
+  failFor?: ReadonlyMap<string, string> | undefined;
+}
+
+const SQLSTATE = /^[0-9A-Z]{5}$/;
+
+async function failForTest(
+  trx: Transaction<ChatsDatabase>,
+  parsed: ParsedBody,
+  failFor: ReadonlyMap<string, string>,
+): Promise<void> {
+  const named = [
+    ...parsed.contacts.map((c) => c.wa_id),
+    ...parsed.messages.map((m) => m.from),
+    ...parsed.statuses.map((s) => s.recipient),
+  ];
+  const code = named.map((w) => failFor.get(w)).find((c) => c !== undefined);
+  if (!code || !SQLSTATE.test(code)) return;
+  await sql
+    .raw(`do $$ begin raise exception 'CHATS_TEST_FAIL_WA_IDS test hook' using errcode = '${code}'; end $$`)
+    .execute(trx);
 }
 
 /**
  * Keeps the body as received and folds it into persons, chats, messages and statuses in one
  * transaction. When the body's stream sequence is already stored, the whole fold committed
- * before (a redelivery after a crash) and nothing is written again.
+ * before (a redelivery after a crash) and nothing is written again. `parsed` must come from
+ * the storable JSON text, so every string it holds fits a `text` column.
  */
 export async function storeNetworkWebhook(
   db: Kysely<ChatsDatabase>,
   raw: RawWebhook,
   parsed: ParsedBody | null,
+  opts: StoreOptions = {},
 ): Promise<IngestResult | 'already_stored'> {
   return db.transaction().execute(async (trx) => {
     const kept = await trx
@@ -42,12 +74,14 @@ export async function storeNetworkWebhook(
         stream_seq: raw.streamSeq,
         received_at: new Date(raw.receivedAt),
         signature_verified: raw.signatureVerified,
-        body: raw.body,
+        body: raw.storableJson,
+        body_raw: Buffer.from(raw.body, 'utf8'),
       })
       .onConflict((oc) => oc.column('stream_seq').doNothing())
       .returning('id')
       .executeTakeFirst();
     if (!kept) return 'already_stored';
+    if (parsed && opts.failFor?.size) await failForTest(trx, parsed, opts.failFor);
     return parsed ? ingestNetworkBody(trx, parsed) : { storedMessages: 0, storedStatuses: 0, reopened: [] };
   });
 }

@@ -24,7 +24,7 @@ import {
 import { z } from 'zod';
 import { type Guards, principalOf } from '../identity/authenticate.ts';
 import type { Groups } from '../identity/groups.ts';
-import { GroupOut, Pagination, page, UserOut } from '../identity/schemas.ts';
+import { GroupOut, Id, IdText, Pagination, page, UserOut } from '../identity/schemas.ts';
 import type { Users } from '../identity/users.ts';
 import { callService } from './bus-call.ts';
 
@@ -80,6 +80,19 @@ type ChatOut = z.infer<typeof ChatOut>;
 const tags = ['messaging'];
 const security = [{ token: [] }];
 const WaIdParam = z.object({ wa_id: WaIdSchema });
+/**
+ * Our id (a UUID) or the network's wamid (`wamid.…`). Something UUID-like that is not a UUID is
+ * neither, and refused here: chats would take it for an id and PostgreSQL refuse it as a uuid.
+ */
+const MessageIdParam = z.object({
+  id: z
+    .string()
+    .min(1)
+    .max(200)
+    .refine((id) => !/^[0-9a-f-]{36}$/i.test(id) || z.guid().safeParse(id).success, {
+      message: 'Not a message id: a UUID or a wamid.',
+    }),
+});
 const Bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
 export function registerMessagingRoutes(app: HttpServer, deps: MessagingRouteDeps): void {
@@ -213,7 +226,7 @@ export function registerMessagingRoutes(app: HttpServer, deps: MessagingRouteDep
         security,
         summary: 'Get a message',
         description: 'By id or by the network’s wamid.',
-        params: z.object({ id: z.string().min(1).max(200) }),
+        params: MessageIdParam,
         response: { 200: MessageOut },
       },
     },
@@ -238,8 +251,8 @@ export function registerMessagingRoutes(app: HttpServer, deps: MessagingRouteDep
         querystring: Pagination.extend({
           unread: Bool.optional(),
           resolved: Bool.optional(),
-          assigned_to_user: z.coerce.number().int().optional(),
-          assigned_group: z.coerce.number().int().optional(),
+          assigned_to_user: IdText.optional(),
+          assigned_group: IdText.optional(),
           search: z.string().max(100).optional(),
         }),
         response: { 200: page(ChatOut) },
@@ -311,8 +324,8 @@ export function registerMessagingRoutes(app: HttpServer, deps: MessagingRouteDep
         description: 'To a user and/or a group; `null` unassigns. Assigning a resolved chat reopens it.',
         params: WaIdParam,
         body: z.object({
-          assigned_to_user: z.number().int().positive().nullable().optional(),
-          assigned_group: z.number().int().positive().nullable().optional(),
+          assigned_to_user: Id.nullable().optional(),
+          assigned_group: Id.nullable().optional(),
         }),
         response: { 200: ChatOut },
       },
@@ -378,6 +391,7 @@ export function registerMessagingRoutes(app: HttpServer, deps: MessagingRouteDep
     async (req) => {
       const { limit, offset, search } = req.query;
       const { count, results } = await callService(bus, listPersons, {
+        principal: principalOf(req),
         limit,
         offset,
         ...(search && { search }),
