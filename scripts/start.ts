@@ -1,17 +1,23 @@
 /**
  * `npm start`: the whole product on this machine with no manual steps. Starts PostgreSQL
  * (embedded, data kept under .switchboard/) unless DATABASE_URL is set, nats-server unless
- * NATS_URL is set, then every service, supervised. Ctrl-C stops everything cleanly.
+ * NATS_URL is set, then every service; all of them supervised (restarted when they die).
+ * Ctrl-C stops the services, then NATS, then PostgreSQL.
  * URLs and credentials go to stdout and to .switchboard/local.json.
  */
+// First: an unsuitable Node.js stops here with one sentence.
+import './local/node-version.ts';
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import {
   freePort,
-  NATS_INSTALL_HINT,
+  type NatsServerHandle,
+  natsMissingMessage,
   natsServerBinary,
+  type PostgresHandle,
+  StartupError,
   startEmbeddedPostgres,
   startNatsServer,
   startSmtpSink,
@@ -19,12 +25,23 @@ import {
 } from '@switchboard/kit/infra';
 import pg from 'pg';
 import { z } from 'zod';
-import { type Supervised, supervise } from './local/supervisor.ts';
+import { oneLine, redactUrl } from './local/failures.ts';
+import {
+  type Incarnation,
+  launchService,
+  type ServiceSpec,
+  type Supervised,
+  supervise,
+} from './local/supervisor.ts';
 
 const repoRoot = resolve(import.meta.dirname, '..');
 const home = resolve(process.env.SWITCHBOARD_HOME ?? join(repoRoot, '.switchboard'));
 const color = process.stdout.isTTY;
 const say = (line: string) => process.stdout.write(`${line}\n`);
+
+function natsIncarnation(h: NatsServerHandle): Incarnation {
+  return { pid: h.process.pid, exited: h.exited, stop: () => h.stop() };
+}
 
 async function portIsFree(port: number): Promise<boolean> {
   return new Promise((res) => {
@@ -72,42 +89,136 @@ async function localSecrets(): Promise<LocalSecrets> {
   return fresh;
 }
 
+/** True when something answers TCP on host:port within the timeout. */
+function tcpReachable(host: string, port: number, timeoutMs = 5_000): Promise<boolean> {
+  return new Promise((res) => {
+    const socket = connect({ host, port });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      res(ok);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
+
+/** A DATABASE_URL that does not answer would only show up later as services restarting forever. */
+async function checkDatabaseUrl(url: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.query('select 1');
+  } catch (err) {
+    throw new StartupError(
+      `Cannot use the PostgreSQL at ${redactUrl(url)} (DATABASE_URL): ${oneLine(err).replace(/\.$/, '')}; start that server or correct DATABASE_URL, or unset DATABASE_URL to use the embedded PostgreSQL.`,
+    );
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+async function checkNatsUrl(urls: string): Promise<void> {
+  for (const raw of urls.split(',').map((s) => s.trim())) {
+    let host = '';
+    let port = 4222;
+    try {
+      const u = new URL(raw.includes('://') ? raw : `nats://${raw}`);
+      host = u.hostname;
+      port = Number(u.port || 4222);
+    } catch {
+      throw new StartupError(`NATS_URL is not a valid URL (${raw}); use nats://host:port, or unset it.`);
+    }
+    if (await tcpReachable(host, port)) return;
+  }
+  throw new StartupError(
+    `Cannot reach NATS at ${urls} (NATS_URL); start that server or correct NATS_URL, or unset NATS_URL to let npm start run its own nats-server.`,
+  );
+}
+
 async function main(): Promise<void> {
-  await mkdir(home, { recursive: true });
-  const cleanups: Array<() => Promise<void>> = [];
   const services: Supervised[] = [];
+  let nats: Supervised | undefined;
+  let postgres: Supervised | undefined;
+  const cleanups: Array<() => Promise<void>> = [];
   let shuttingDown = false;
   const shutdown = async (code: number) => {
     if (shuttingDown) return;
     shuttingDown = true;
-    say('\nstopping…');
+    const running = services.length > 0 || nats !== undefined || postgres !== undefined;
+    if (running) say('\nstopping…');
+    // In dependency order: services finish their in-flight work while NATS and PostgreSQL
+    // still answer; NATS goes before PostgreSQL, which is stopped last.
     await Promise.all(services.map((s) => s.stop()));
-    for (const c of cleanups.reverse()) await c().catch((e: unknown) => say(`cleanup failed: ${String(e)}`));
-    say('stopped');
+    await nats?.stop();
+    await postgres?.stop();
+    for (const c of cleanups.reverse()) await c().catch((e: unknown) => say(`cleanup failed: ${oneLine(e)}`));
+    if (running) say('stopped');
     process.exit(code);
   };
-  process.on('SIGINT', () => void shutdown(0));
-  process.on('SIGTERM', () => void shutdown(0));
+  // Children run in process groups of their own, so these reach only this supervisor.
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void shutdown(0));
+  // The last line of defence against a stack trace: one sentence, then an orderly stop.
+  let up = false;
+  const fail = (err: unknown) => {
+    say(
+      `${shuttingDown ? 'error while stopping' : up ? 'supervisor failed' : 'start failed'}: ${oneLine(err)}`,
+    );
+    void shutdown(1);
+  };
+  process.on('uncaughtException', fail);
+  process.on('unhandledRejection', fail);
 
   try {
+    await mkdir(home, { recursive: true });
+    // Checked before anything starts, so a missing piece costs nothing to find out.
+    if (!process.env.NATS_URL && !natsServerBinary()) throw new StartupError(natsMissingMessage());
+    if (process.env.NATS_URL) await checkNatsUrl(process.env.NATS_URL);
+    if (process.env.DATABASE_URL) await checkDatabaseUrl(process.env.DATABASE_URL);
+    const wanted = Number(process.env.INBOX_PORT ?? 8000);
+    if (!Number.isInteger(wanted) || wanted < 1 || wanted > 65_535) {
+      throw new StartupError(`INBOX_PORT must be a port number (1-65535), not "${process.env.INBOX_PORT}".`);
+    }
+    const inboxPortFree = await portIsFree(wanted);
+    if (!inboxPortFree && process.env.INBOX_PORT) {
+      throw new StartupError(
+        `Port ${wanted} (INBOX_PORT) is taken by another program; stop it, or set INBOX_PORT to a free port (or leave it unset to get one).`,
+      );
+    }
+
     let databaseUrl = process.env.DATABASE_URL;
     if (!databaseUrl) {
-      say(`starting PostgreSQL (data in ${join(home, 'postgres')})`);
-      const pgHandle = await startEmbeddedPostgres({ dataDir: join(home, 'postgres') });
-      cleanups.push(() => pgHandle.stop());
-      databaseUrl = await ensureDatabase(pgHandle.url, 'switchboard_local');
+      say('starting PostgreSQL');
+      // The same port and data directory on every restart: services reconnect to what they know.
+      const dataDir = join(home, 'postgres');
+      const port = await freePort();
+      let first: PostgresHandle | undefined;
+      postgres = await supervise(
+        'postgres',
+        async () => {
+          const h = await startEmbeddedPostgres({ dataDir, port });
+          first ??= h;
+          return h;
+        },
+        say,
+      );
+      if (!first) throw new StartupError('PostgreSQL did not start.');
+      say(`PostgreSQL is running on port ${first.port} (data in ${first.dataDir})`);
+      databaseUrl = await ensureDatabase(first.url, 'switchboard_local');
     }
 
     let natsUrl = process.env.NATS_URL;
     if (!natsUrl) {
-      if (!natsServerBinary()) {
-        say(NATS_INSTALL_HINT);
-        return shutdown(1);
-      }
-      say(`starting nats-server (store in ${join(home, 'nats')})`);
-      const nats = await startNatsServer({ storeDir: join(home, 'nats') });
-      cleanups.push(() => nats.stop());
-      natsUrl = nats.url;
+      const storeDir = join(home, 'nats');
+      say(`starting nats-server (store in ${storeDir})`);
+      const port = await freePort();
+      nats = await supervise(
+        'nats',
+        async () => startNatsServer({ storeDir, port }).then(natsIncarnation),
+        say,
+      );
+      natsUrl = `nats://127.0.0.1:${port}`;
     }
 
     const secrets = await localSecrets();
@@ -141,29 +252,24 @@ async function main(): Promise<void> {
           WABA_WEBHOOK_SECRET: secrets.sandbox.webhook_secret,
         };
     if (!realNetwork) {
-      services.push(
-        supervise(
-          {
-            name: 'sandbox',
-            entry: join(repoRoot, 'services/sandbox/src/main.ts'),
-            env: {
-              PORT: String(sandboxPort),
-              SANDBOX_PUBLIC_URL: sandboxUrl,
-              SANDBOX_SEED_DISPLAY_PHONE_NUMBER: phoneNumber,
-              SANDBOX_SEED_API_KEY: secrets.sandbox.api_key,
-              SANDBOX_SEED_WEBHOOK_SECRET: secrets.sandbox.webhook_secret,
-              // The inbox follows the spec: a template opens a new care window.
-              SANDBOX_TEMPLATE_OPENS_WINDOW: 'true',
-            },
-          },
-          color,
-        ),
-      );
+      const sandbox: ServiceSpec = {
+        name: 'sandbox',
+        entry: join(repoRoot, 'services/sandbox/src/main.ts'),
+        env: {
+          PORT: String(sandboxPort),
+          SANDBOX_PUBLIC_URL: sandboxUrl,
+          SANDBOX_SEED_DISPLAY_PHONE_NUMBER: phoneNumber,
+          SANDBOX_SEED_API_KEY: secrets.sandbox.api_key,
+          SANDBOX_SEED_WEBHOOK_SECRET: secrets.sandbox.webhook_secret,
+          // The inbox follows the spec: a template opens a new care window.
+          SANDBOX_TEMPLATE_OPENS_WINDOW: 'true',
+        },
+      };
+      services.push(await supervise(sandbox.name, launchService(sandbox, color), say));
       await waitFor(async () => (await fetch(`${sandboxUrl}/sandbox/health`)).ok, 30_000, 'the sandbox');
     }
 
-    const wanted = Number(process.env.INBOX_PORT ?? 8000);
-    const inboxPort = (await portIsFree(wanted)) ? wanted : await freePort();
+    const inboxPort = inboxPortFree ? wanted : await freePort();
     if (inboxPort !== wanted) say(`port ${wanted} is taken; the inbox uses ${inboxPort}`);
     const inboxUrl = `http://127.0.0.1:${inboxPort}`;
     const instanceId = process.env.INSTANCE_ID ?? 'local';
@@ -175,36 +281,33 @@ async function main(): Promise<void> {
       ...network,
     };
 
-    services.push(
-      supervise(
-        {
-          name: 'gateway',
-          entry: join(repoRoot, 'services/gateway/src/main.ts'),
-          env: {
-            ...common,
-            PORT: String(inboxPort),
-            INBOX_SECRET_KEY: secrets.inbox_secret_key,
-            INBOX_ADMIN_USERNAME: secrets.admin.username,
-            INBOX_ADMIN_PASSWORD: secrets.admin.password,
-            SMTP_URL: smtp.url,
-          },
+    const specs: ServiceSpec[] = [
+      {
+        name: 'gateway',
+        entry: join(repoRoot, 'services/gateway/src/main.ts'),
+        env: {
+          ...common,
+          PORT: String(inboxPort),
+          INBOX_SECRET_KEY: secrets.inbox_secret_key,
+          INBOX_ADMIN_USERNAME: secrets.admin.username,
+          INBOX_ADMIN_PASSWORD: secrets.admin.password,
+          SMTP_URL: smtp.url,
         },
-        color,
-      ),
-      supervise({ name: 'chats', entry: join(repoRoot, 'services/chats/src/main.ts'), env: common }, color),
-      supervise(
-        {
-          name: 'fanout',
-          entry: join(repoRoot, 'services/fanout/src/main.ts'),
-          // Local webhook receivers usually listen on this machine.
-          env: {
-            ...common,
-            WEBHOOK_ALLOW_PRIVATE_TARGETS: process.env.WEBHOOK_ALLOW_PRIVATE_TARGETS ?? 'true',
-          },
+      },
+      { name: 'chats', entry: join(repoRoot, 'services/chats/src/main.ts'), env: common },
+      {
+        name: 'fanout',
+        entry: join(repoRoot, 'services/fanout/src/main.ts'),
+        // Local webhook receivers usually listen on this machine.
+        env: {
+          ...common,
+          // Fanout seals webhook secrets with a key derived from the instance secret.
+          INBOX_SECRET_KEY: secrets.inbox_secret_key,
+          WEBHOOK_ALLOW_PRIVATE_TARGETS: process.env.WEBHOOK_ALLOW_PRIVATE_TARGETS ?? 'true',
         },
-        color,
-      ),
-    );
+      },
+    ];
+    for (const spec of specs) services.push(await supervise(spec.name, launchService(spec, color), say));
 
     await waitFor(
       async () => (await fetch(`${inboxUrl}/api/v1/status/health/`)).status === 200,
@@ -233,8 +336,10 @@ async function main(): Promise<void> {
     say(`  nats         ${natsUrl}`);
     say(`  details in   ${join(home, 'local.json')}`);
     say('Press Ctrl-C to stop.');
+    up = true;
   } catch (err) {
-    say(`start failed: ${err instanceof Error ? err.message : String(err)}`);
+    if (shuttingDown) return;
+    say(`start failed: ${oneLine(err)}`);
     await shutdown(1);
   }
 }

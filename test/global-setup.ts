@@ -16,7 +16,8 @@ import type { TestProject } from 'vitest/node';
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const work = await mkdtemp(join(tmpdir(), 'switchboard-test-'));
-  // PostgreSQL runs as the `postgres` user when the tests run as root: it must reach its data dir.
+  // Run as root, PostgreSQL runs as the `postgres` user and must enter its data directory;
+  // where it cannot (a TMPDIR in a private home), kit puts the cluster elsewhere (dataDir).
   await chmod(work, 0o755);
   const nats = await startNatsServer({ storeDir: join(work, 'nats') });
   const embedded = process.env.DATABASE_URL
@@ -56,5 +57,6 @@ export default async function setup(project: TestProject): Promise<() => Promise
     await nats.stop();
     await embedded?.stop();
     await rm(work, { recursive: true, force: true });
+    if (embedded) await rm(embedded.dataDir, { recursive: true, force: true });
   };
 }

@@ -1,36 +1,59 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
-import { connect as tcpConnect } from 'node:net';
-import { join } from 'node:path';
-import { freePort, waitFor } from './ports.ts';
+import { delimiter, join } from 'node:path';
+import { freePort } from './ports.ts';
+import { collectLines, type ExitStatus, exitStatus, StartupError, spawnFailure } from './process.ts';
+import { forgetChild, REAPER_STAGE, watchChild } from './reaper.ts';
 
 export interface NatsServerHandle {
   readonly url: string;
   readonly port: number;
   readonly process: ChildProcess;
+  /** Resolves when nats-server exits, for whatever reason (stop, crash, kill). */
+  readonly exited: Promise<ExitStatus>;
   stop(): Promise<void>;
 }
 
-export const NATS_INSTALL_HINT =
-  'nats-server was not found on PATH. Install it with `sudo apt-get install -y nats-server` ' +
-  '(Debian/Ubuntu), or set NATS_URL to an existing server started with JetStream (-js).';
+const INSTALL = 'Install it with `sudo apt-get install -y nats-server` (Debian/Ubuntu)';
 
-export function natsServerBinary(): string | undefined {
-  for (const candidate of ['nats-server', '/usr/sbin/nats-server', '/usr/local/bin/nats-server']) {
+export const NATS_INSTALL_HINT = `nats-server was not found on PATH. ${INSTALL}, or set NATS_URL to an existing server started with JetStream (-js).`;
+
+/** What to tell a person whose machine has no usable nats-server, in one sentence. */
+export function natsMissingMessage(env: NodeJS.ProcessEnv = process.env): string {
+  return env.NATS_SERVER_BIN
+    ? `nats-server was not found at ${env.NATS_SERVER_BIN} (NATS_SERVER_BIN). ${INSTALL}, or point NATS_SERVER_BIN at the binary, or set NATS_URL to an existing server started with JetStream (-js).`
+    : NATS_INSTALL_HINT;
+}
+
+/**
+ * The nats-server to run: NATS_SERVER_BIN when set, else the first on PATH or in the sbin
+ * directories, as Debian installs it to /usr/sbin, which an ordinary user's PATH lacks.
+ */
+export function natsServerBinary(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const candidates = env.NATS_SERVER_BIN
+    ? [env.NATS_SERVER_BIN]
+    : [
+        ...(env.PATH ?? '').split(delimiter).filter(Boolean),
+        '/usr/sbin',
+        '/usr/local/sbin',
+        '/usr/local/bin',
+      ].map((dir) => join(dir, 'nats-server'));
+  for (const candidate of candidates) {
     const r = spawnSync(candidate, ['--version'], { encoding: 'utf8' });
     if (r.status === 0) return candidate;
   }
   return undefined;
 }
 
-function portOpen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = tcpConnect({ host: '127.0.0.1', port }, () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.on('error', () => resolve(false));
-  });
+/** The one line worth showing from a nats-server that died while starting. */
+function natsFailure(lines: readonly string[], port: number): string {
+  const text = lines.join('\n');
+  if (/address already in use/i.test(text)) {
+    return `nats-server could not listen on port ${port}: another program uses it. Stop that program, or set NATS_URL to use a server of your own.`;
+  }
+  const fatal = lines.find((l) => l.includes('[FTL]'));
+  const detail = (fatal ?? lines.at(-1) ?? 'no output').replace(/^.*\[FTL\]\s*/, '').trim();
+  return `nats-server stopped while starting: ${detail}.`;
 }
 
 /**
@@ -43,7 +66,7 @@ export async function startNatsServer(opts: {
   log?: (line: string) => void;
 }): Promise<NatsServerHandle> {
   const bin = natsServerBinary();
-  if (!bin) throw new Error(NATS_INSTALL_HINT);
+  if (!bin) throw new StartupError(natsMissingMessage());
   const port = opts.port ?? (await freePort());
   await mkdir(opts.storeDir, { recursive: true });
   const configFile = join(opts.storeDir, 'nats-server.conf');
@@ -56,38 +79,58 @@ export async function startNatsServer(opts: {
       '',
     ].join('\n'),
   );
-  // Own process group: on Ctrl-C NATS must outlive the services that are still draining into it.
+  // Own process group: a terminal's Ctrl-C must not reach it, as NATS has to outlive the
+  // services still draining into it; whoever started it stops it, in order.
   const child = spawn(bin, ['-c', configFile], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  const log = opts.log;
-  if (log) {
-    child.stdout?.on('data', (b: Buffer) => log(b.toString()));
-    child.stderr?.on('data', (b: Buffer) => log(b.toString()));
-  } else {
-    child.stdout?.resume();
-    child.stderr?.resume();
-  }
-  let exited = false;
-  child.on('exit', () => {
-    exited = true;
+  const exited = exitStatus(child);
+  const lines = collectLines(child, opts.log);
+  const spawned = spawnFailure(child, `nats-server (${bin})`);
+  watchChild(child.pid, REAPER_STAGE.nats);
+  void exited.then(() => forgetChild(child.pid));
+
+  // "Server is ready" comes from this very process: a port that merely answers could be
+  // another server's.
+  const ready = new Promise<void>((resolve) => {
+    const onLine = (line: string) => {
+      if (line.includes('Server is ready')) {
+        lines.off(onLine);
+        resolve();
+      }
+    };
+    lines.on(onLine);
   });
-  await waitFor(
-    async () => {
-      if (exited) throw new Error(`nats-server exited early (port ${port})`);
-      return portOpen(port);
-    },
-    15_000,
-    `nats-server on port ${port}`,
-  );
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      ready,
+      spawned,
+      exited.then(() => {
+        throw new StartupError(natsFailure(lines.recent(), port));
+      }),
+      new Promise((_, reject) => {
+        timer = setTimeout(
+          () => reject(new StartupError(`nats-server did not become ready within 15 s (port ${port}).`)),
+          15_000,
+        );
+      }),
+    ]);
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw err;
+  } finally {
+    clearTimeout(timer);
+  }
+
   return {
     url: `nats://127.0.0.1:${port}`,
     port,
     process: child,
+    exited,
     async stop() {
-      if (exited) return;
-      const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-      await gone;
+      await exited;
       clearTimeout(timer);
     },
   };
