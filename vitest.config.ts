@@ -1,17 +1,39 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+
+/**
+ * `unit`: tests that need no infrastructure (no NATS, no PostgreSQL, no global set-up), run
+ * alone by `npm run test:unit`. Pure functions beside the code, the cross-service checks that
+ * need nothing running, and the import rules.
+ */
+const unitInTest = ['test/imports.test.ts', 'test/secret-keys.test.ts'];
+const unit = ['proto/src/**/*.test.ts', 'kit/src/**/*.test.ts', 'services/*/src/**/*.test.ts', ...unitInTest];
+
+/** Tests beside the code that do need NATS or PostgreSQL: they run in `integration`. */
+const besideCodeWithInfrastructure = ['proto/src/bus.test.ts', 'kit/src/db.test.ts'];
 
 export default defineConfig({
   test: {
-    include: [
-      'proto/src/**/*.test.ts',
-      'kit/src/**/*.test.ts',
-      'services/*/src/**/*.test.ts',
-      'services/*/test/**/*.test.ts',
-      'test/**/*.test.ts',
-    ],
-    globalSetup: ['test/global-setup.ts'],
+    // Inherited by both projects.
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          include: unit,
+          exclude: [...configDefaults.exclude, ...besideCodeWithInfrastructure],
+        },
+      },
+      {
+        test: {
+          name: 'integration',
+          include: ['services/*/test/**/*.test.ts', 'test/**/*.test.ts', ...besideCodeWithInfrastructure],
+          exclude: [...configDefaults.exclude, ...unitInTest],
+          // One nats-server and one PostgreSQL for the run, a migrated template database.
+          globalSetup: ['test/global-setup.ts'],
+        },
+      },
+    ],
   },
 });

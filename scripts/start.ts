@@ -13,35 +13,23 @@ import { connect, createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import {
   freePort,
-  type NatsServerHandle,
+  type LocalInfra,
   natsMissingMessage,
   natsServerBinary,
-  type PostgresHandle,
   StartupError,
-  startEmbeddedPostgres,
-  startNatsServer,
+  startLocalInfra,
   startSmtpSink,
   waitFor,
-} from '@switchboard/kit/infra';
+} from '@switchboard/testkit/infra';
 import pg from 'pg';
 import { z } from 'zod';
 import { oneLine, redactUrl } from './local/failures.ts';
-import {
-  type Incarnation,
-  launchService,
-  type ServiceSpec,
-  type Supervised,
-  supervise,
-} from './local/supervisor.ts';
+import { launchService, type ServiceSpec, type Supervised, supervise } from './local/supervisor.ts';
 
 const repoRoot = resolve(import.meta.dirname, '..');
 const home = resolve(process.env.SWITCHBOARD_HOME ?? join(repoRoot, '.switchboard'));
 const color = process.stdout.isTTY;
 const say = (line: string) => process.stdout.write(`${line}\n`);
-
-function natsIncarnation(h: NatsServerHandle): Incarnation {
-  return { pid: h.process.pid, exited: h.exited, stop: () => h.stop() };
-}
 
 async function portIsFree(port: number): Promise<boolean> {
   return new Promise((res) => {
@@ -139,20 +127,18 @@ async function checkNatsUrl(urls: string): Promise<void> {
 
 async function main(): Promise<void> {
   const services: Supervised[] = [];
-  let nats: Supervised | undefined;
-  let postgres: Supervised | undefined;
+  let infra: LocalInfra | undefined;
   const cleanups: Array<() => Promise<void>> = [];
   let shuttingDown = false;
   const shutdown = async (code: number) => {
     if (shuttingDown) return;
     shuttingDown = true;
-    const running = services.length > 0 || nats !== undefined || postgres !== undefined;
+    const running = services.length > 0 || infra !== undefined;
     if (running) say('\nstopping…');
     // In dependency order: services finish their in-flight work while NATS and PostgreSQL
-    // still answer; NATS goes before PostgreSQL, which is stopped last.
+    // still answer; then NATS, then PostgreSQL, last.
     await Promise.all(services.map((s) => s.stop()));
-    await nats?.stop();
-    await postgres?.stop();
+    await infra?.stop();
     for (const c of cleanups.reverse()) await c().catch((e: unknown) => say(`cleanup failed: ${oneLine(e)}`));
     if (running) say('stopped');
     process.exit(code);
@@ -187,39 +173,17 @@ async function main(): Promise<void> {
       );
     }
 
-    let databaseUrl = process.env.DATABASE_URL;
-    if (!databaseUrl) {
-      say('starting PostgreSQL');
-      // The same port and data directory on every restart: services reconnect to what they know.
-      const dataDir = join(home, 'postgres');
-      const port = await freePort();
-      let first: PostgresHandle | undefined;
-      postgres = await supervise(
-        'postgres',
-        async () => {
-          const h = await startEmbeddedPostgres({ dataDir, port });
-          first ??= h;
-          return h;
-        },
-        say,
-      );
-      if (!first) throw new StartupError('PostgreSQL did not start.');
-      say(`PostgreSQL is running on port ${first.port} (data in ${first.dataDir})`);
-      databaseUrl = await ensureDatabase(first.url, 'switchboard_local');
-    }
-
-    let natsUrl = process.env.NATS_URL;
-    if (!natsUrl) {
-      const storeDir = join(home, 'nats');
-      say(`starting nats-server (store in ${storeDir})`);
-      const port = await freePort();
-      nats = await supervise(
-        'nats',
-        async () => startNatsServer({ storeDir, port }).then(natsIncarnation),
-        say,
-      );
-      natsUrl = `nats://127.0.0.1:${port}`;
-    }
+    // PostgreSQL (embedded, data kept in the home) unless DATABASE_URL is set, nats-server unless
+    // NATS_URL is set; each supervised: started again on the same port and data when it dies.
+    infra = await startLocalInfra({
+      dir: home,
+      say,
+      run: (name, start) => supervise(name, start, say),
+    });
+    const databaseUrl = infra.postgres
+      ? await ensureDatabase(infra.databaseUrl, 'switchboard_local')
+      : infra.databaseUrl;
+    const natsUrl = infra.natsUrl;
 
     const secrets = await localSecrets();
     const mailDir = join(home, 'mail');
@@ -277,7 +241,8 @@ async function main(): Promise<void> {
       DATABASE_URL: databaseUrl,
       NATS_URL: natsUrl,
       INSTANCE_ID: instanceId,
-      PUBLIC_URL: inboxUrl,
+      // The address the network can reach: given for the real provider, the local one otherwise.
+      PUBLIC_URL: process.env.PUBLIC_URL ?? inboxUrl,
       ...network,
     };
 

@@ -1,83 +1,68 @@
-import { type ChatsDatabase, startAuditLog } from '@switchboard/chats';
-import { createDb, createLogger } from '@switchboard/kit';
-import { waitFor } from '@switchboard/kit/testing';
+import { waitFor } from '@switchboard/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN, auth, login, startTestGateway, type TestGateway } from '../services/gateway/test/helpers.ts';
+import { ADMIN, type Inbox, startInbox } from './support/inbox.ts';
 
-let gw: TestGateway;
-let stopChats: () => Promise<void>;
+/**
+ * The event log across services: the gateway writes user and group changes to its outbox, the
+ * relay publishes them, and chats, which owns the log, stores and serves them (`audit_logs/`).
+ */
+let inbox: Inbox;
 
 beforeAll(async () => {
-  gw = await startTestGateway();
-  // chats owns the event log; it shares the instance's database and NATS namespace.
-  const chatsDb = createDb<ChatsDatabase>({ url: gw.databaseUrl, applicationName: 'chats-audit-test' });
-  const audit = await startAuditLog({ bus: gw.bus, db: chatsDb, log: createLogger('chats', 'silent') });
-  stopChats = async () => {
-    audit.rpc.unsubscribe();
-    await audit.consumption.stop();
-    await chatsDb.destroy();
-  };
+  inbox = await startInbox();
 });
 
 afterAll(async () => {
-  await stopChats();
-  await gw.close();
+  await inbox?.stop();
 });
+
+async function json(res: Response): Promise<{ id?: number } & Record<string, unknown>> {
+  if (res.status >= 300) throw new Error(`${res.status}: ${await res.text()}`);
+  return res.status === 204 ? {} : ((await res.json()) as { id?: number } & Record<string, unknown>);
+}
 
 describe('event log', () => {
   it('records user and group changes with the acting user, newest first', async () => {
-    const admin = await login(gw, ADMIN.username, ADMIN.password);
-    const group = await gw.app.inject({
-      method: 'POST',
-      url: '/api/v1/groups/',
-      headers: auth(admin),
-      payload: { name: 'Sales' },
-    });
-    const user = await gw.app.inject({
-      method: 'POST',
-      url: '/api/v1/users/',
-      headers: auth(admin),
-      payload: { username: 'seller', password: 'a sturdy passphrase 42' },
-    });
-    await gw.app.inject({
-      method: 'DELETE',
-      url: `/api/v1/users/${user.json().id}/`,
-      headers: auth(admin),
-    });
+    const token = await inbox.login();
+    const group = await json(await inbox.api('POST', '/api/v1/groups/', { token, body: { name: 'Sales' } }));
+    const user = await json(
+      await inbox.api('POST', '/api/v1/users/', {
+        token,
+        body: { username: 'seller', password: 'a sturdy passphrase 42' },
+      }),
+    );
+    await json(await inbox.api('DELETE', `/api/v1/users/${user.id}/`, { token }));
     const list = async () =>
-      (await gw.app.inject({ url: '/api/v1/audit_logs/', headers: auth(admin) })).json();
+      (await json(await inbox.api('GET', '/api/v1/audit_logs/', { token }))) as {
+        count: number;
+        results: Array<{ action: string }>;
+      };
     await waitFor(
       async () => (await list()).count >= 4,
       10_000,
       'four entries (admin, group, user, deactivation)',
     );
     const body = await list();
-    const actions = body.results.map((r: { action: string }) => r.action);
+    const actions = body.results.map((r) => r.action);
     expect(actions.slice(0, 3)).toEqual(['user.deactivated', 'user.created', 'group.created']);
     expect(body.results[2]).toMatchObject({
       target_type: 'group',
-      target_id: String(group.json().id),
+      target_id: String(group.id),
       actor: { username: ADMIN.username },
       details: { name: 'Sales' },
     });
-    const filtered = (
-      await gw.app.inject({
-        url: `/api/v1/audit_logs/?target_type=user&target_id=${user.json().id}`,
-        headers: auth(admin),
-      })
-    ).json();
+    const filtered = await json(
+      await inbox.api('GET', `/api/v1/audit_logs/?target_type=user&target_id=${user.id}`, { token }),
+    );
     expect(filtered.count).toBe(2);
 
-    const agent = await gw.app.inject({
-      method: 'POST',
-      url: '/api/v1/users/',
-      headers: auth(admin),
-      payload: { username: 'agent', password: 'a sturdy passphrase 42' },
-    });
-    expect(agent.statusCode).toBe(201);
-    const agentToken = await login(gw, 'agent', 'a sturdy passphrase 42');
-    expect((await gw.app.inject({ url: '/api/v1/audit_logs/', headers: auth(agentToken) })).statusCode).toBe(
-      403,
+    await json(
+      await inbox.api('POST', '/api/v1/users/', {
+        token,
+        body: { username: 'agent', password: 'a sturdy passphrase 42' },
+      }),
     );
+    const agentToken = await inbox.login('agent', 'a sturdy passphrase 42');
+    expect((await inbox.api('GET', '/api/v1/audit_logs/', { token: agentToken })).status).toBe(403);
   });
 });

@@ -6,11 +6,10 @@
 
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connectNats, type NatsConnection } from '@switchboard/kit';
-import { testNatsUrl, waitFor } from '@switchboard/kit/testing';
 import { type Bus, createBus, ensureConfigurator, instanceId, streamName } from '@switchboard/proto';
+import { type Receiver, startReceiver, testNatsUrl, waitFor } from '@switchboard/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Inbox, startInbox } from './support/inbox.ts';
-import { type Receiver, startReceiver } from './support/receiver.ts';
 
 type Role =
   | 'anonymous'
@@ -469,7 +468,7 @@ async function settled(role: Role): Promise<boolean> {
 
 function customersIn(receiver: Receiver | undefined): Set<string> {
   const seen = new Set<string>();
-  for (const r of receiver?.received ?? []) {
+  for (const r of receiver?.requests ?? []) {
     const body = JSON.parse(r.body) as {
       entry?: Array<{ changes?: Array<{ value?: { messages?: Array<{ from: string }> } }> }>;
     };
@@ -483,7 +482,7 @@ async function customerWritesAndAllSettle(waId: string, text: string): Promise<v
   const { id: wamid } = await inbox.customerSays(waId, { type: 'text', text: { body: text } });
   // The admin's webhook receives everything: once it has this message, the event is out.
   await waitFor(
-    async () => (receivers.get('admin')?.received ?? []).some((r) => r.body.includes(wamid)),
+    async () => (receivers.get('admin')?.requests ?? []).some((r) => r.body.includes(wamid)),
     15_000,
     `admin webhook receives ${text}`,
   );
@@ -508,7 +507,7 @@ async function signInAgain(): Promise<void> {
 describe('per-user webhook delivery', () => {
   beforeAll(signInAgain);
   it('delivers to each webhook only the chats its owner may read now', async () => {
-    for (const r of receivers.values()) r.received.length = 0;
+    for (const r of receivers.values()) r.reset();
     await customerWritesAndAllSettle(CHAT_A, 'A again');
     await customerWritesAndAllSettle(CHAT_B, 'B again');
 
@@ -540,7 +539,7 @@ describe('per-user webhook delivery', () => {
     await adminCall('PATCH', `/api/v1/users/${id('agent_all')}/`, {
       permissions: { can_read_chats: 'none' },
     });
-    for (const r of receivers.values()) r.received.length = 0;
+    for (const r of receivers.values()) r.reset();
 
     await customerWritesAndAllSettle(CHAT_A, 'A third');
     await customerWritesAndAllSettle(CHAT_B, 'B third');

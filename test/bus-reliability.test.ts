@@ -1,19 +1,18 @@
-import { AppError, connectNats, type NatsConnection } from '@switchboard/kit';
-import { testNatsUrl, uniqueInstanceId, waitFor } from '@switchboard/kit/testing';
+import { callService } from '@switchboard/gateway';
+import { connectNats, type NatsConnection } from '@switchboard/kit';
 import {
-  BusRequestError,
   type BusValidationError,
   createBus,
   defineConsumer,
   defineRpc,
   defineStream,
   instanceId,
-  RpcError,
+  ServiceError,
   subjects,
 } from '@switchboard/proto';
+import { testNatsUrl, uniqueInstanceId, waitFor } from '@switchboard/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { callService } from '../services/gateway/src/routes/bus-call.ts';
 
 const Job = z.object({ id: z.string(), poison: z.boolean() });
 const job = defineStream({
@@ -143,11 +142,11 @@ describe('serve: unexpected failures', () => {
     });
     const sub = bus.serve(echo, async ({ fail }) => {
       if (fail === 'bug') throw new Error('relation "chats" does not exist');
-      if (fail === 'rpc') throw new RpcError('not_found', 404, 'nothing here');
+      if (fail === 'rpc') throw new ServiceError('not_found', 'nothing here');
       return { ok: true };
     });
     const bug = await bus.request(echo, { fail: 'bug' }).catch((e: unknown) => e);
-    expect(bug).toBeInstanceOf(BusRequestError);
+    expect(bug).toBeInstanceOf(ServiceError);
     expect(bug).toMatchObject({ code: 'internal_error', status: 500 });
     // An expected, typed error is the caller's business, not a failure of the service.
     const typed = await bus.request(echo, { fail: 'rpc' }).catch((e: unknown) => e);
@@ -156,7 +155,7 @@ describe('serve: unexpected failures', () => {
 
     // The gateway answers 500 internal_error for it, not a misleading 503.
     const viaGateway = await callService(bus, echo, { fail: 'bug' }).catch((e: unknown) => e);
-    expect(viaGateway).toBeInstanceOf(AppError);
+    expect(viaGateway).toBeInstanceOf(ServiceError);
     expect(viaGateway).toMatchObject({ status: 500, code: 'internal_error' });
     sub.unsubscribe();
 
@@ -179,7 +178,7 @@ describe('serve: unexpected failures', () => {
     sub.unsubscribe();
     const unknown = await callService(bus, keyed, { text: 'c' }).catch((e: unknown) => e);
     expect(unknown).toMatchObject({ status: 503, code: 'service_unavailable' });
-    const key = (unknown as AppError).extra?.idempotency_key;
+    const key = (unknown as ServiceError).details?.idempotency_key;
     expect(typeof key).toBe('string');
     expect(seen).toEqual(['client-key', made.key]);
   });

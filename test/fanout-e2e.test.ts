@@ -1,33 +1,7 @@
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import { type OtlpReceiver, startOtlpReceiver, waitFor } from '@switchboard/kit/testing';
+import { type OtlpReceiver, startOtlpReceiver, startReceiver, waitFor } from '@switchboard/testkit';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Inbox, startInbox } from './support/inbox.ts';
-
-interface Received {
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-
-async function receiver(): Promise<{ url: string; got: Received[]; close(): Promise<void> }> {
-  const got: Received[] = [];
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      got.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-      res.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const addr = server.address();
-  if (!addr || typeof addr === 'string') throw new Error('no port');
-  return {
-    url: `http://127.0.0.1:${addr.port}/hook`,
-    got,
-    close: () => new Promise((r) => server.close(() => r())),
-  };
-}
 
 let inbox: Inbox;
 let otlp: OtlpReceiver;
@@ -48,7 +22,7 @@ afterAll(async () => {
 
 describe('network webhook → chats → fan-out', () => {
   it('delivers every customer message and status to every webhook, unchanged and signed, in one trace', async () => {
-    const receivers = await Promise.all([receiver(), receiver()]);
+    const receivers = await Promise.all([0, 1].map(() => startReceiver(() => ({ status: 204 }))));
     const secrets: string[] = [];
     for (const r of receivers) {
       const res = await inbox.api('POST', '/api/v1/webhooks/waba/', { token: admin, body: { url: r.url } });
@@ -63,7 +37,7 @@ describe('network webhook → chats → fan-out', () => {
       profile_name: 'Fan',
     });
     await waitFor(
-      async () => receivers.every((r) => r.got.some((g) => g.body.includes(sent.id))),
+      async () => receivers.every((r) => r.requests.some((g) => g.body.includes(sent.id))),
       30_000,
       'both webhooks received the message',
     );
@@ -75,7 +49,7 @@ describe('network webhook → chats → fan-out', () => {
     const first = posted.deliveries[0]?.body;
     const networkBody = typeof first === 'string' ? first : JSON.stringify(first);
     receivers.forEach((r, i) => {
-      const got = r.got.find((g) => g.body.includes(sent.id));
+      const got = r.requests.find((g) => g.body.includes(sent.id));
       if (!got) throw new Error('not received');
       const headers = {
         'webhook-id': String(got.headers['webhook-id']),
@@ -97,7 +71,7 @@ describe('network webhook → chats → fan-out', () => {
     });
     expect(reply.status).toBe(202);
     await waitFor(
-      async () => receivers.every((r) => r.got.some((g) => g.body.includes('"status":"read"'))),
+      async () => receivers.every((r) => r.requests.some((g) => g.body.includes('"status":"read"'))),
       30_000,
       'read status fanned out',
     );

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { waitFor } from '@switchboard/kit/testing';
+import { errorCatalogue, isErrorCode } from '@switchboard/proto';
+import { type Receiver, startReceiver, waitFor } from '@switchboard/testkit';
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type Inbox, startInbox } from './support/inbox.ts';
@@ -581,7 +580,7 @@ function seedOf(key: string): number {
 // ---- the run ----
 
 let inbox: Inbox;
-let receiver: Server;
+let receiver: Receiver;
 let loopbackUrl: string;
 /** The admin's session, kept for the whole run (logout is not fuzzed). */
 let token: string;
@@ -589,12 +588,8 @@ let token: string;
 let customerMessage: { id: string; wamid: string | null };
 
 beforeAll(async () => {
-  receiver = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => res.writeHead(204).end());
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  loopbackUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+  receiver = await startReceiver(() => ({ status: 204 }));
+  loopbackUrl = receiver.url;
   inbox = await startInbox({ fanout: true });
   // Once: fuzzed logins count as failures from this address, and enough of them answer 429.
   token = await inbox.login();
@@ -614,8 +609,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await inbox?.stop();
-  receiver?.closeAllConnections();
-  await new Promise<void>((resolve) => (receiver ? receiver.close(() => resolve()) : resolve()));
+  await receiver?.close();
 });
 
 async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
@@ -699,6 +693,13 @@ it(
         answered[status] = (answered[status] ?? 0) + 1;
         if (status >= 500 || status === 0) {
           failures.push(`${status} for ${describeRequest(r, token)}\n      answer: ${answer.slice(0, 300)}`);
+        } else if (status >= 400) {
+          // Every error the inbox answers is in the one catalogue, with the catalogue's status.
+          const code = codeOf(answer);
+          const entry = code !== undefined && isErrorCode(code) ? errorCatalogue[code] : undefined;
+          if (entry?.status !== status) {
+            failures.push(`uncatalogued ${status} ${code} for ${describeRequest(r, token)}`);
+          }
         }
       }
       // Which answers each operation gave: shows whether the requests get past validation at all.
@@ -713,6 +714,18 @@ it(
   },
   Math.max(180_000, RUNS * 6_000),
 );
+
+/** The `code` of an inbox error body (or of the health answer), if the body has one. */
+function codeOf(answer: string): string | undefined {
+  try {
+    const body: unknown = JSON.parse(answer);
+    return body && typeof body === 'object' && 'code' in body && typeof body.code === 'string'
+      ? body.code
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /** 3,200 characters that do not compress: past the size of a btree index row (2,704 bytes). */
 function unindexable(): string {

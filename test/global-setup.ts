@@ -1,48 +1,47 @@
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { chatsMigrations } from '@switchboard/chats';
 import { fanoutMigrations } from '@switchboard/fanout';
 import { gatewayMigrations } from '@switchboard/gateway';
 import { createDb, migrate } from '@switchboard/kit';
-import { startEmbeddedPostgres, startNatsServer } from '@switchboard/kit/infra';
+import { databaseUrlFor, startLocalInfra } from '@switchboard/testkit/infra';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 
 /**
- * Starts the run's real infrastructure once: a nats-server child process with a temporary
- * store, and PostgreSQL (DATABASE_URL when set, else embedded on a free port). Builds one
- * migrated template database that every test file clones.
+ * The integration project's infrastructure, started once per run: a nats-server of its own
+ * with a temporary store, and PostgreSQL (DATABASE_URL when set, else embedded on a free port).
+ * NATS_URL is not used: a developer's server may lack the 8 MB max_payload the tests need.
+ * Builds one migrated template database that every test file clones.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const work = await mkdtemp(join(tmpdir(), 'switchboard-test-'));
-  // Run as root, PostgreSQL runs as the `postgres` user and must enter its data directory;
-  // where it cannot (a TMPDIR in a private home), kit puts the cluster elsewhere (dataDir).
-  await chmod(work, 0o755);
-  const nats = await startNatsServer({ storeDir: join(work, 'nats') });
-  const embedded = process.env.DATABASE_URL
-    ? undefined
-    : await startEmbeddedPostgres({ dataDir: join(work, 'pg'), fast: true }).catch(async (err: unknown) => {
-        await nats.stop();
-        throw err;
-      });
-  const adminUrl = process.env.DATABASE_URL ?? (embedded?.url as string);
+  const infra = await startLocalInfra({ fast: true, use: { databaseUrl: process.env.DATABASE_URL } });
+  const adminUrl = infra.databaseUrl;
 
   const runId = Math.random().toString(36).slice(2, 8);
   const prefix = `sbt_${runId}_`;
   const template = `${prefix}template`;
   const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`create database "${template}"`);
-  const templateUrl = new URL(adminUrl);
-  templateUrl.pathname = `/${template}`;
-  const db = createDb({ url: templateUrl.toString(), applicationName: 'switchboard-test-template', max: 1 });
-  await migrate(db, 'gateway', gatewayMigrations);
-  await migrate(db, 'chats', chatsMigrations);
-  await migrate(db, 'fanout', fanoutMigrations);
-  await db.destroy();
+  try {
+    await admin.connect();
+    await admin.query(`create database "${template}"`);
+    const db = createDb({
+      url: databaseUrlFor(adminUrl, template),
+      applicationName: 'switchboard-test-template',
+      max: 1,
+    });
+    try {
+      await migrate(db, 'gateway', gatewayMigrations);
+      await migrate(db, 'chats', chatsMigrations);
+      await migrate(db, 'fanout', fanoutMigrations);
+    } finally {
+      await db.destroy();
+    }
+  } catch (err) {
+    await admin.end().catch(() => undefined);
+    await infra.stop();
+    throw err;
+  }
 
-  project.provide('natsUrl', nats.url);
+  project.provide('natsUrl', infra.natsUrl);
   project.provide('pgAdminUrl', adminUrl);
   project.provide('templateDatabase', template);
   project.provide('databasePrefix', prefix);
@@ -54,9 +53,6 @@ export default async function setup(project: TestProject): Promise<() => Promise
     );
     for (const { datname } of rows) await admin.query(`drop database if exists "${datname}" with (force)`);
     await admin.end();
-    await nats.stop();
-    await embedded?.stop();
-    await rm(work, { recursive: true, force: true });
-    if (embedded) await rm(embedded.dataDir, { recursive: true, force: true });
+    await infra.stop();
   };
 }

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
-import { waitFor } from '@switchboard/kit/testing';
 import { messagesWebhookBody } from '@switchboard/proto';
+import { waitFor } from '@switchboard/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN, type Inbox, startInbox } from './support/inbox.ts';
 

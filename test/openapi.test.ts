@@ -1,15 +1,13 @@
 import { validate } from '@readme/openapi-parser';
+import { buildApp, createMailer, type GatewayDatabase } from '@switchboard/gateway';
+import { loadConfig } from '@switchboard/gateway/config';
 import { connectNats, createDb, createLogger, type NatsConnection } from '@switchboard/kit';
-import { freshDatabase, type TestDatabase, testNatsUrl, uniqueInstanceId } from '@switchboard/kit/testing';
 import { astToString, openapiTS } from '@switchboard/openapi-gen';
 import { createBus, instanceId } from '@switchboard/proto';
 import { type SandboxHandle, startSandbox } from '@switchboard/sandbox';
+import { freshDatabase, type TestDatabase, testNatsUrl, uniqueInstanceId } from '@switchboard/testkit';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../services/gateway/src/app.ts';
-import { loadConfig } from '../services/gateway/src/config.ts';
-import type { GatewayDatabase } from '../services/gateway/src/identity/db.ts';
-import { createMailer } from '../services/gateway/src/identity/mailer.ts';
 
 /**
  * Both OpenAPI documents are what a client generator is given: a standard validator accepts

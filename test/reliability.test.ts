@@ -1,9 +1,7 @@
 import { createHmac } from 'node:crypto';
-import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { connectNats, type NatsConnection } from '@switchboard/kit';
-import { repoRoot, spawnService, testNatsUrl, waitFor } from '@switchboard/kit/testing';
 import {
   type Bus,
   createBus,
@@ -14,6 +12,7 @@ import {
   type Principal,
   redriveInboundDeadLetter,
 } from '@switchboard/proto';
+import { repoRoot, spawnService, startReceiver, testNatsUrl, waitFor } from '@switchboard/testkit';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Inbox, startInbox } from './support/inbox.ts';
@@ -232,31 +231,11 @@ async function customerWrites(waId: string): Promise<void> {
 /** A fixed stretch of a scenario (how long an outage lasts), not a wait for something to happen. */
 const lasting = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function receiver(): Promise<{ url: string; bodies: string[]; close(): Promise<void> }> {
-  const bodies: string[] = [];
-  const server: HttpServer = createHttpServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      bodies.push(Buffer.concat(chunks).toString('utf8'));
-      res.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const addr = server.address();
-  if (!addr || typeof addr === 'string') throw new Error('no port');
-  return {
-    url: `http://127.0.0.1:${addr.port}/hook`,
-    bodies,
-    close: () => new Promise((r) => server.close(() => r())),
-  };
-}
-
 // ---- inbound ----
 
 describe('inbound bodies are never dropped', () => {
   it('a customer text containing U+0000 is stored, listed and fanned out with its original bytes', async () => {
-    const hook = await receiver();
+    const hook = await startReceiver(() => ({ status: 204 }));
     const created = await inbox.api('POST', '/api/v1/webhooks/waba/', {
       token: admin,
       body: { url: hook.url },
@@ -269,8 +248,8 @@ describe('inbound bodies are never dropped', () => {
     // Text and jsonb columns hold U+FFFD in its place.
     expect((await messagesOf(waId))[0]?.waba_payload.text?.body).toBe('before\uFFFDafter');
     // The fan-out repeats the network's bytes, escape included.
-    await waitFor(async () => hook.bodies.some((b) => b.includes(sent.id)), 30_000, 'fanned out');
-    const delivered = hook.bodies.find((b) => b.includes(sent.id)) ?? '';
+    await waitFor(async () => hook.requests.some((r) => r.body.includes(sent.id)), 30_000, 'fanned out');
+    const delivered = hook.requests.find((r) => r.body.includes(sent.id))?.body ?? '';
     expect(delivered).toContain('before\\u0000after');
     // The raw bytes are kept next to the jsonb copy.
     const row = await sql.query<{ raw: Buffer }>(

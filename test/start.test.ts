@@ -4,9 +4,8 @@ import { chmod, mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { freePort } from '@switchboard/kit';
-import { natsServerBinary, ROOT_STATE_DIR, StartupError } from '@switchboard/kit/infra';
-import { repoRoot, waitFor } from '@switchboard/kit/testing';
+import { freePort, repoRoot, waitFor } from '@switchboard/testkit';
+import { natsServerBinary, ROOT_STATE_DIR, StartupError } from '@switchboard/testkit/infra';
 import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -221,6 +220,7 @@ async function privateCopy(): Promise<string> {
       'tsconfig.base.json',
       'scripts',
       'kit',
+      'testkit',
       'proto',
       'services',
     ];

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
-import { freePort } from '@switchboard/kit';
 import {
+  freePort,
   freshDatabase,
   repoRoot,
   type ServiceProcess,
@@ -9,7 +9,7 @@ import {
   testNatsUrl,
   uniqueInstanceId,
   waitFor,
-} from '@switchboard/kit/testing';
+} from '@switchboard/testkit';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const running: ServiceProcess[] = [];

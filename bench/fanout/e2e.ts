@@ -8,15 +8,12 @@
  *   node bench/fanout/e2e.ts [--webhooks 10] [--rate 50] [--seconds 6]
  */
 import { createHmac } from 'node:crypto';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import { cpus, tmpdir } from 'node:os';
+import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { freePort, waitFor } from '@switchboard/kit';
-import { startEmbeddedPostgres, startNatsServer } from '@switchboard/kit/infra';
-import { repoRoot, spawnService } from '@switchboard/kit/processes';
 import { messagesWebhookBody } from '@switchboard/proto';
-import pg from 'pg';
+import { startLocalInfra } from '@switchboard/testkit/infra';
+import { freePort, repoRoot, spawnService, uniqueInstanceId, waitFor } from '@switchboard/testkit/tools';
 import { Pool } from 'undici';
 import { round, summarise } from '../stats.ts';
 import { startBenchReceiver } from './receivers.ts';
@@ -33,20 +30,17 @@ const RATE = Number(args.rate);
 const EVENTS = RATE * Number(args.seconds);
 const log = (m: string) => process.stderr.write(`[bench:fanout:e2e] ${m}\n`);
 
-const work = await mkdtemp(join(tmpdir(), 'switchboard-bench-e2e-'));
-await chmod(work, 0o755);
-const nats = await startNatsServer({ storeDir: join(work, 'nats') });
-const pgServer = await startEmbeddedPostgres({ dataDir: join(work, 'pg') });
-const admin = new pg.Client({ connectionString: pgServer.url });
-await admin.connect();
-await admin.query('create database bench');
+// NATS_URL / DATABASE_URL when set, else nats-server and PostgreSQL of its own.
+const infra = await startLocalInfra();
+const databaseUrl = await infra.createDatabase('bench_fanout_e2e');
 const secret = 'bench-network-app-secret';
 const port = await freePort();
 const url = `http://127.0.0.1:${port}`;
 const env = {
-  DATABASE_URL: pgServer.url.replace(/\/postgres$/, '/bench'),
-  NATS_URL: nats.url,
-  INSTANCE_ID: 'bench',
+  DATABASE_URL: databaseUrl,
+  NATS_URL: infra.natsUrl,
+  // Its own subjects and streams, also on a NATS given by NATS_URL.
+  INSTANCE_ID: uniqueInstanceId('bench'),
   LOG_LEVEL: 'error',
   // No network calls are made: only inbound traffic flows in this benchmark.
   NETWORK_BASE_URL: 'http://127.0.0.1:9',
@@ -132,13 +126,13 @@ async function paced(
 async function latencies(accepted: Map<string, number>) {
   await waitFor(
     async () =>
-      receivers.every((r) => r.arrivals.filter((a) => accepted.has(a.eventId)).length >= accepted.size),
+      receivers.every((r) => r.requests.filter((a) => accepted.has(a.eventId ?? '')).length >= accepted.size),
     120_000,
     'every receiver got every event',
   );
   return receivers.flatMap((r) =>
-    r.arrivals.flatMap((a) => {
-      const t = accepted.get(a.eventId);
+    r.requests.flatMap((a) => {
+      const t = accepted.get(a.eventId ?? '');
       return t === undefined ? [] : [a.at - t];
     }),
   );
@@ -205,7 +199,4 @@ await gatewayPool.close();
 await Promise.all(pools.map((p) => p.close()));
 await Promise.all(receivers.map((r) => r.close()));
 await Promise.all(processes.map((p) => p.stop()));
-await admin.end();
-await pgServer.stop();
-await nats.stop();
-await rm(work, { recursive: true, force: true });
+await infra.stop();

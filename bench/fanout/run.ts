@@ -9,11 +9,9 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import { cpus, tmpdir, totalmem } from 'node:os';
-import { join } from 'node:path';
-import { connectNats, createDb, migrate, waitFor } from '@switchboard/kit';
-import { natsServerBinary, startEmbeddedPostgres, startNatsServer } from '@switchboard/kit/infra';
+import { cpus, totalmem } from 'node:os';
+import { type FanoutDatabase, fanoutMigrations } from '@switchboard/fanout';
+import { connectNats, createDb, migrate } from '@switchboard/kit';
 import {
   type Bus,
   createBus,
@@ -22,15 +20,13 @@ import {
   messagesWebhookBody,
   type NetworkEvent,
   networkEvent,
-  type Principal,
   principalLookup,
 } from '@switchboard/proto';
-import { sql } from 'kysely';
+import { natsServerBinary, startLocalInfra } from '@switchboard/testkit/infra';
+import { admin, type Receiver, waitFor } from '@switchboard/testkit/tools';
 import { Pool } from 'undici';
-import type { FanoutDatabase } from '../../services/fanout/src/db.ts';
-import { fanoutMigrations } from '../../services/fanout/src/migrations/index.ts';
 import { type LatencySummary, round, summarise } from '../stats.ts';
-import { type BenchReceiver, deadUrl, startBenchReceiver } from './receivers.ts';
+import { deadUrl, startBenchReceiver } from './receivers.ts';
 
 const quick = process.argv.includes('--quick');
 /** What nats-server and PostgreSQL said, shown when the run fails. */
@@ -40,14 +36,6 @@ const remember = (line: string) => {
   if (infraLog.length > 200) infraLog.splice(0, infraLog.length - 200);
 };
 const log = (msg: string) => process.stderr.write(`[bench:fanout] ${msg}\n`);
-const admin: Principal = {
-  user_id: 1,
-  username: 'bench',
-  role: 'admin',
-  group_ids: [],
-  permissions: { can_use_tags: true, can_read_chats: 'all', can_write_to_chats: 'all' },
-  assigned_wa_ids: [],
-};
 
 /** Per-webhook in-flight limit of the fan-out; the raw baseline gets the same per receiver. */
 const CONCURRENCY = 16;
@@ -107,25 +95,25 @@ function makeEvent(): NetworkEvent {
   };
 }
 
-function latencies(receivers: readonly BenchReceiver[], sentAt: ReadonlyMap<string, number>): number[] {
+function latencies(receivers: readonly Receiver[], sentAt: ReadonlyMap<string, number>): number[] {
   const out: number[] = [];
   for (const r of receivers) {
-    for (const a of r.arrivals) {
-      const t = sentAt.get(a.eventId);
+    for (const a of r.requests) {
+      const t = sentAt.get(a.eventId ?? '');
       if (t !== undefined) out.push(a.at - t);
     }
   }
   return out;
 }
 
-function arrivedFor(receivers: readonly BenchReceiver[], sentAt: ReadonlyMap<string, number>): number {
+function arrivedFor(receivers: readonly Receiver[], sentAt: ReadonlyMap<string, number>): number {
   let n = 0;
-  for (const r of receivers) for (const a of r.arrivals) if (sentAt.has(a.eventId)) n++;
+  for (const r of receivers) for (const a of r.requests) if (sentAt.has(a.eventId ?? '')) n++;
   return n;
 }
 
 async function waitArrivals(
-  receivers: readonly BenchReceiver[],
+  receivers: readonly Receiver[],
   sentAt: ReadonlyMap<string, number>,
   what: string,
 ) {
@@ -133,10 +121,10 @@ async function waitArrivals(
   await waitFor(async () => arrivedFor(receivers, sentAt) >= expected, 300_000, what);
 }
 
-function lastArrival(receivers: readonly BenchReceiver[], sentAt: ReadonlyMap<string, number>): number {
+function lastArrival(receivers: readonly Receiver[], sentAt: ReadonlyMap<string, number>): number {
   let last = 0;
   for (const r of receivers)
-    for (const a of r.arrivals) if (sentAt.has(a.eventId)) last = Math.max(last, a.at);
+    for (const a of r.requests) if (sentAt.has(a.eventId ?? '')) last = Math.max(last, a.at);
   return last;
 }
 
@@ -173,7 +161,7 @@ async function paced(rate: number, seconds: number, tick: (i: number) => Promise
 }
 
 /** The raw baseline: one undici Pool per receiver with the fan-out's per-webhook concurrency. */
-function rawPoster(receivers: readonly BenchReceiver[]) {
+function rawPoster(receivers: readonly Receiver[]) {
   const pools = receivers.map((r) => {
     const u = new URL(r.url);
     return { pool: new Pool(u.origin, { connections: CONCURRENCY }), path: u.pathname };
@@ -204,7 +192,7 @@ interface Throughput {
 }
 
 function throughput(
-  receivers: readonly BenchReceiver[],
+  receivers: readonly Receiver[],
   sentAt: Map<string, number>,
   started: number,
 ): Throughput {
@@ -229,7 +217,7 @@ async function deleteHooks(bus: Bus, ids: readonly string[]): Promise<void> {
 }
 
 /** One event through every webhook: proves the child's consumers for them are running. */
-async function warmUp(bus: Bus, receivers: readonly BenchReceiver[]): Promise<void> {
+async function warmUp(bus: Bus, receivers: readonly Receiver[]): Promise<void> {
   const sentAt = await publishBurst(bus, 1);
   await waitArrivals(receivers, sentAt, 'warm-up delivery');
   for (const r of receivers) r.reset();
@@ -365,7 +353,7 @@ async function runIsolation(bus: Bus, db: ReturnType<typeof createDb<FanoutDatab
     const [slowId, deadId] = await createHooks(bus, [slow.url, await deadUrl()]);
     await warmUp(bus, healthy);
     withBad.push(await measure(`8 healthy + 1 dead + 1 slow (2 s), round ${round_ + 1}/${ISOLATION_ROUNDS}`));
-    slowDelivered += slow.arrivals.length;
+    slowDelivered += slow.requests.length;
     if (deadId) {
       const { n } = await db
         .selectFrom('webhook_attempts')
@@ -410,10 +398,7 @@ function machine() {
 }
 
 async function main(): Promise<void> {
-  const work = await mkdtemp(join(tmpdir(), 'switchboard-bench-'));
-  // PostgreSQL runs as the `postgres` user when started as root: it must reach its data dir.
-  await chmod(work, 0o755);
-  const stops: Array<() => Promise<unknown>> = [() => rm(work, { recursive: true, force: true })];
+  const stops: Array<() => Promise<unknown>> = [];
   const cleanUp = async () => {
     for (const stop of stops.reverse()) {
       let timer: NodeJS.Timeout | undefined;
@@ -426,7 +411,7 @@ async function main(): Promise<void> {
     }
   };
   try {
-    await run(work, stops);
+    await run(stops);
   } catch (err) {
     log(`failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
     process.exitCode = 1;
@@ -435,29 +420,13 @@ async function main(): Promise<void> {
   }
 }
 
-async function run(work: string, stops: Array<() => Promise<unknown>>): Promise<void> {
-  const natsServer = process.env.NATS_URL
-    ? undefined
-    : await startNatsServer({ storeDir: join(work, 'nats'), log: (line) => remember(`nats: ${line}`) });
-  if (natsServer) stops.push(() => natsServer.stop());
-  const natsUrl = process.env.NATS_URL ?? natsServer?.url ?? '';
-  const pg = process.env.DATABASE_URL
-    ? undefined
-    : await startEmbeddedPostgres({
-        dataDir: join(work, 'pg'),
-        fast: true,
-        log: (line) => remember(`postgres: ${line}`),
-      });
-  if (pg) stops.push(() => pg.stop());
-  const adminUrl = process.env.DATABASE_URL ?? pg?.url ?? '';
-  const dbName = `bench_fanout_${randomBytes(4).toString('hex')}`;
-  const adminDb = createDb({ url: adminUrl, applicationName: 'bench-fanout-admin', max: 1 });
-  stops.push(() => adminDb.destroy());
-  await sql`create database ${sql.id(dbName)}`.execute(adminDb);
-  stops.push(() => sql`drop database if exists ${sql.id(dbName)} with (force)`.execute(adminDb));
-  const dbUrl = new URL(adminUrl);
-  dbUrl.pathname = `/${dbName}`;
-  const db = createDb<FanoutDatabase>({ url: dbUrl.toString(), applicationName: 'bench-fanout' });
+async function run(stops: Array<() => Promise<unknown>>): Promise<void> {
+  // NATS_URL / DATABASE_URL when set, else nats-server and a throw-away PostgreSQL.
+  const infra = await startLocalInfra({ fast: true, log: (server, line) => remember(`${server}: ${line}`) });
+  stops.push(() => infra.stop());
+  const natsUrl = infra.natsUrl;
+  const dbUrl = await infra.createDatabase('bench_fanout');
+  const db = createDb<FanoutDatabase>({ url: dbUrl, applicationName: 'bench-fanout' });
   stops.push(() => db.destroy());
   await migrate(db, 'fanout', fanoutMigrations);
 
@@ -483,7 +452,7 @@ async function run(work: string, stops: Array<() => Promise<unknown>>): Promise<
     {
       env: {
         PATH: process.env.PATH ?? '',
-        DATABASE_URL: dbUrl.toString(),
+        DATABASE_URL: dbUrl,
         NATS_URL: natsUrl,
         INSTANCE_ID: instance,
         LOG_LEVEL: 'warn',

@@ -12,15 +12,13 @@
  *   node bench/messaging/run.ts [--messages 2000] [--concurrency 32]
  */
 import { createHmac } from 'node:crypto';
-import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { freePort, waitFor } from '@switchboard/kit';
-import { startEmbeddedPostgres, startNatsServer } from '@switchboard/kit/infra';
-import { repoRoot, spawnService } from '@switchboard/kit/processes';
 import { messagesWebhookBody } from '@switchboard/proto';
 import { sandboxSettings, startSandbox } from '@switchboard/sandbox';
+import { startLocalInfra } from '@switchboard/testkit/infra';
+import { freePort, repoRoot, spawnService, uniqueInstanceId, waitFor } from '@switchboard/testkit/tools';
 import Fastify from 'fastify';
 import pg from 'pg';
 import { Pool } from 'undici';
@@ -33,14 +31,9 @@ const args = parseArgs({
 const N = Number(args.messages);
 const C = Number(args.concurrency);
 
-const work = await mkdtemp(join(tmpdir(), 'switchboard-bench-'));
-await chmod(work, 0o755);
-const nats = await startNatsServer({ storeDir: join(work, 'nats') });
-const pgServer = await startEmbeddedPostgres({ dataDir: join(work, 'pg') });
-const admin = new pg.Client({ connectionString: pgServer.url });
-await admin.connect();
-await admin.query('create database bench');
-const databaseUrl = pgServer.url.replace(/\/postgres$/, '/bench');
+// NATS_URL / DATABASE_URL when set, else nats-server and PostgreSQL of its own.
+const infra = await startLocalInfra();
+const databaseUrl = await infra.createDatabase('bench_messaging');
 
 const sandbox = await startSandbox({
   settings: sandboxSettings({ behaviour: { statusDelaysMs: { sent: 50, delivered: 100, read: 150 } } }),
@@ -51,8 +44,9 @@ const port = await freePort();
 const url = `http://127.0.0.1:${port}`;
 const env = {
   DATABASE_URL: databaseUrl,
-  NATS_URL: nats.url,
-  INSTANCE_ID: 'bench',
+  NATS_URL: infra.natsUrl,
+  // Its own subjects and streams, also on a NATS given by NATS_URL.
+  INSTANCE_ID: uniqueInstanceId('bench'),
   PUBLIC_URL: url,
   NETWORK_BASE_URL: sandbox.url,
   NETWORK_API_KEY: seed.apiKey,
@@ -235,7 +229,4 @@ await rawClient.close();
 await raw.close();
 await Promise.all([gateway.stop(), chats.stop()]);
 await sandbox.close();
-await admin.end();
-await pgServer.stop();
-await nats.stop();
-await rm(work, { recursive: true, force: true });
+await infra.stop();

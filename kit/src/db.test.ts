@@ -1,4 +1,4 @@
-import { freshDatabase } from '@switchboard/kit/testing';
+import { freshDatabase } from '@switchboard/testkit';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { createDb, type Migration, migrate } from './db.ts';

@@ -25,8 +25,12 @@ export function createDb<DB>(opts: DbOptions): Kysely<DB> {
     max: opts.max ?? 10,
     connectionTimeoutMillis: 5_000,
   });
-  // An idle client losing its server (restart, network) must not crash the process.
+  // A client losing its server (restart, network) must not crash the process: idle clients
+  // report on the pool; a checked-out client between queries (a transaction awaiting other
+  // work) has no listener of the pool's, so each gets its own. The query in flight, if any,
+  // still rejects and its caller decides.
   pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
 }
 

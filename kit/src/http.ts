@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
+import {
+  classifyFailure,
+  type ErrorCode,
+  errorCatalogue,
+  failedDependency,
+  ServiceError,
+} from '@switchboard/proto';
 import Fastify, {
   type FastifyError,
   type FastifyInstance,
@@ -17,7 +24,7 @@ import {
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { AppError, type InboxErrorBody } from './errors.ts';
+import type { InboxErrorBody } from './errors.ts';
 import type { Logger } from './logger.ts';
 
 export type HttpServer = FastifyInstance<
@@ -68,6 +75,13 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     forceCloseConnections: 'idle',
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: false },
+    // The router's own refusals (a path that is not valid UTF-8, a path parameter longer than
+    // the router allows) leave in the same body shape, with catalogue codes.
+    frameworkErrors: (error, _req, reply) => {
+      const code: ErrorCode = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'uri_too_long' : 'bad_request';
+      const reason = code === 'uri_too_long' ? 'A path segment is too long.' : 'The URL is not valid.';
+      send(reply, errorCatalogue[code].status, { code, reason });
+    },
   }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(
     opts.refuseUnstorableText || opts.refuseBlankPathParams
@@ -200,8 +214,12 @@ function send(
  */
 export function installInboxErrorHandling(app: HttpServer): void {
   app.setErrorHandler((error: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
-    if (error instanceof AppError) {
-      const body: InboxErrorBody = { ...(error.extra ?? {}), code: error.code, reason: error.message };
+    if (error instanceof ServiceError) {
+      // Unexpected failures are logged where they happen; an internal error reaching here
+      // from this process is logged now, with its cause.
+      if (error.status >= 500 && error.code === 'internal_error')
+        req.log.error({ err: error }, 'request failed');
+      const body: InboxErrorBody = { ...(error.details ?? {}), code: error.code, reason: error.message };
       if (error.fields) body.fields = error.fields;
       return send(reply, error.status, body, error.headers);
     }
@@ -218,18 +236,30 @@ export function installInboxErrorHandling(app: HttpServer): void {
     }
     const status = error.statusCode ?? 500;
     if (status >= 400 && status < 500) {
-      const code =
-        {
-          FST_ERR_CTP_INVALID_JSON_BODY: 'invalid_json',
-          FST_ERR_CTP_EMPTY_JSON_BODY: 'invalid_json',
-          FST_ERR_CTP_BODY_TOO_LARGE: 'payload_too_large',
-          FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupported_media_type',
-          FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'invalid_content_length',
-        }[error.code] ??
+      const fastifyCodes: Record<string, ErrorCode> = {
+        FST_ERR_CTP_INVALID_JSON_BODY: 'invalid_json',
+        FST_ERR_CTP_EMPTY_JSON_BODY: 'invalid_json',
+        FST_ERR_CTP_BODY_TOO_LARGE: 'payload_too_large',
+        FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupported_media_type',
+        FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'invalid_content_length',
+      };
+      // Only codes of the catalogue leave this handler.
+      const code: ErrorCode =
+        fastifyCodes[error.code] ??
         (status === 415 ? 'unsupported_media_type' : status === 413 ? 'payload_too_large' : 'bad_request');
-      return send(reply, status, { code, reason: error.message });
+      return send(reply, errorCatalogue[code].status, { code, reason: error.message });
     }
     req.log.error({ err: error }, 'request failed');
+    // Its database or NATS being down is an outage the client may retry, not a bug.
+    const failure = classifyFailure(error);
+    if (failure.class === 'transient') {
+      const dependency = failedDependency(failure, 'database');
+      return send(reply, 503, {
+        code: 'service_unavailable',
+        reason: `The inbox cannot reach its ${dependency} right now; retry later.`,
+        dependency,
+      });
+    }
     return send(reply, 500, { code: 'internal_error', reason: 'The server failed to handle the request.' });
   });
   app.setNotFoundHandler((req, reply) => {

@@ -1,10 +1,10 @@
 import { connectNats, type NatsConnection } from '@switchboard/kit';
-import { testNatsUrl, uniqueInstanceId, waitFor } from '@switchboard/kit/testing';
+import { testNatsUrl, uniqueInstanceId, waitFor } from '@switchboard/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type Bus, createBus } from './bus.ts';
 import { defineConsumer, defineRpc, defineStream } from './contracts.ts';
-import { BusRequestError, BusValidationError, RpcError } from './errors.ts';
+import { BusValidationError, ServiceError } from './errors.ts';
 import { instanceId } from './instance.ts';
 import { streamName } from './streams.ts';
 import { subjects } from './subjects.ts';
@@ -127,16 +127,21 @@ describe('bus request/reply', () => {
   it('returns a typed reply and a typed error envelope', async () => {
     const bus = await newBus();
     const sub = bus.serve(add, async ({ a, b }) => {
-      if (a < 0) throw new RpcError('negative_input', 422, 'a must not be negative');
+      if (a < 0) throw ServiceError.validation({ a: ['a must not be negative'] });
       return { sum: a + b };
     });
     expect(await bus.request(add, { a: 2, b: 3 })).toEqual({ sum: 5 });
     const typed = await bus.request(add, { a: -1, b: 3 }).catch((e: unknown) => e);
-    expect(typed).toBeInstanceOf(BusRequestError);
-    expect(typed).toMatchObject({ code: 'negative_input', status: 422 });
+    expect(typed).toBeInstanceOf(ServiceError);
+    expect(typed).toMatchObject({
+      code: 'validation_error',
+      status: 400,
+      fields: { a: ['a must not be negative'] },
+    });
+    expect((typed as ServiceError).cause).toBeInstanceOf(Error);
     // A request that fails the schema never reaches the handler.
     const raw = await bus.nc.request(add.subject(bus.instance), JSON.stringify({ a: 'two' }));
-    expect(raw.headers?.get('Nats-Service-Error-Code')).toBe('400');
+    expect(raw.headers?.get('Nats-Service-Error-Code')).toBe('500');
     sub.unsubscribe();
   });
 });

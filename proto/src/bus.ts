@@ -20,7 +20,8 @@ import {
 import { context, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { z } from 'zod';
 import type { ConsumerContract, RpcContract, StreamContract } from './contracts.ts';
-import { BusRequestError, BusValidationError, RpcError } from './errors.ts';
+import { BusValidationError, isErrorCode, ServiceError } from './errors.ts';
+import { classifyFailure, failedDependency } from './failures.ts';
 import type { InstanceId } from './instance.ts';
 import { streamConfigs, streamName } from './streams.ts';
 import { extractTraceContext, injectTraceContext } from './trace.ts';
@@ -71,7 +72,7 @@ export interface ConsumeOptions {
   onPullError?: (err: unknown) => void;
 }
 
-/** What a served operation reports when its handler fails with something other than an `RpcError`. */
+/** What a served operation reports when its handler fails with something other than an expected `ServiceError`. */
 export type ServeErrorHandler = (err: unknown, ctx: { operation: string; subject: string }) => void;
 
 export interface ServeOptions {
@@ -132,14 +133,44 @@ function decodeJson(data: Uint8Array): { ok: true; value: unknown } | { ok: fals
   }
 }
 
-function parseDetails(raw: string | undefined): Record<string, unknown> | undefined {
-  if (!raw) return undefined;
+/** The extra parts of a service error that travel in one header: details, fields, headers. */
+interface ErrorExtras {
+  details?: Record<string, unknown>;
+  fields?: Record<string, string[]>;
+  headers?: Record<string, string>;
+}
+
+function parseExtras(raw: string | undefined): ErrorExtras {
+  if (!raw) return {};
   try {
     const v: unknown = JSON.parse(raw);
-    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+    return v && typeof v === 'object' && !Array.isArray(v) ? (v as ErrorExtras) : {};
   } catch {
-    return undefined;
+    return {};
   }
+}
+
+/** The service that serves a contract (`chats.messages.send` → `chats`), for 503 details. */
+function serviceOf(contract: string): string {
+  return contract.split('.')[0] ?? contract;
+}
+
+/**
+ * What `request` throws: the service's own `ServiceError`; a contract broken on either side as
+ * `internal_error` (a bug, not an outage); anything else (no responder, timeout, connection
+ * lost) as `service_unavailable` naming the service. The original is the `cause`.
+ */
+function asServiceError(err: unknown, contract: string): ServiceError {
+  if (err instanceof ServiceError) return err;
+  if (err instanceof BusValidationError)
+    return new ServiceError('internal_error', err.message, { cause: err });
+  return ServiceError.unavailable(
+    serviceOf(contract),
+    `${serviceOf(contract)} is not answering; retry later.`,
+    {
+      cause: err,
+    },
+  );
 }
 
 function validate<S extends z.ZodType>(
@@ -162,7 +193,7 @@ export interface BusOptions {
   /** Replicas of the instance's streams: 3 on a JetStream cluster, 1 (default) on one server. */
   streamReplicas?: number;
   /**
-   * Unexpected failures inside request handlers this bus serves (anything but an `RpcError`):
+   * Unexpected failures inside request handlers this bus serves (anything but a `ServiceError`):
    * the caller only learns `internal_error`, so the serving process must log the cause.
    */
   onServeError?: ServeErrorHandler;
@@ -509,22 +540,25 @@ export async function createBus(
         const errorText = reply.headers?.get(ERROR_HEADER);
         if (errorText) {
           const status = Number(reply.headers?.get(ERROR_CODE_HEADER) ?? 500);
-          const code = reply.headers?.get(ERROR_STABLE_CODE_HEADER) || 'service_error';
-          throw new BusRequestError(
-            c.name,
-            code,
-            status,
-            errorText,
-            parseDetails(reply.headers?.get(ERROR_DETAILS_HEADER)),
-          );
+          const code = reply.headers?.get(ERROR_STABLE_CODE_HEADER) ?? '';
+          const extras = parseExtras(reply.headers?.get(ERROR_DETAILS_HEADER));
+          const cause = new Error(`${c.name} answered ${status} ${code || '(no code)'}: ${errorText}`);
+          // A code this build does not know is the other side's failure, not the caller's.
+          throw isErrorCode(code)
+            ? new ServiceError(code, errorText, { ...extras, cause })
+            : new ServiceError('internal_error', undefined, { cause });
         }
         const decoded = decodeJson(reply.data);
-        if (!decoded.ok) throw new BusRequestError(c.name, 'bad_reply', 502, 'reply is not JSON');
+        if (!decoded.ok) {
+          throw new ServiceError('internal_error', `${c.name} answered something that is not JSON.`, {
+            cause: decoded.error,
+          });
+        }
         return validate(c.response, decoded.value, c.name, 'reply');
       } catch (err) {
         span.recordException(err as Error);
         span.setStatus({ code: SpanStatusCode.ERROR });
-        throw err;
+        throw asServiceError(err, c.name);
       } finally {
         span.end();
       }
@@ -545,18 +579,17 @@ export async function createBus(
         // A failing reporter must not keep the caller from its answer.
       }
     };
-    const fail = (
-      respond: (data: Uint8Array, h: MsgHdrs) => boolean,
-      code: string,
-      status: number,
-      text: string,
-      details?: Record<string, unknown>,
-    ) => {
+    const fail = (respond: (data: Uint8Array, h: MsgHdrs) => boolean, e: ServiceError) => {
       const h = natsHeaders();
-      h.set(ERROR_HEADER, text.replace(/[\r\n]+/g, ' ').slice(0, 500));
-      h.set(ERROR_CODE_HEADER, String(status));
-      h.set(ERROR_STABLE_CODE_HEADER, code);
-      if (details) h.set(ERROR_DETAILS_HEADER, JSON.stringify(details));
+      h.set(ERROR_HEADER, e.message.replace(/[\r\n]+/g, ' ').slice(0, 500));
+      h.set(ERROR_CODE_HEADER, String(e.status));
+      h.set(ERROR_STABLE_CODE_HEADER, e.code);
+      const extras: ErrorExtras = {
+        ...(e.details && { details: e.details }),
+        ...(e.fields && { fields: e.fields }),
+        ...(e.headers && { headers: e.headers }),
+      };
+      if (Object.keys(extras).length) h.set(ERROR_DETAILS_HEADER, JSON.stringify(extras));
       respond(new Uint8Array(), h);
     };
     return nc.subscribe(subject, {
@@ -573,7 +606,11 @@ export async function createBus(
               if (!parsed?.success) {
                 const issues = parsed?.error.issues ?? [];
                 const e = new BusValidationError(c.name, 'request', issues);
-                fail(respond, 'invalid_request', 400, decoded.ok ? e.message : 'request is not JSON');
+                // The caller broke the contract: its bug, reported to it as one.
+                fail(
+                  respond,
+                  new ServiceError('internal_error', decoded.ok ? e.message : 'request is not JSON'),
+                );
                 return;
               }
               const result = await handler(parsed.data);
@@ -583,17 +620,24 @@ export async function createBus(
                 span.recordException(e);
                 span.setStatus({ code: SpanStatusCode.ERROR });
                 report(e);
-                fail(respond, 'invalid_reply', 500, e.message);
+                fail(respond, new ServiceError('internal_error', e.message));
                 return;
               }
               msg.respond(encode(checked.data));
             } catch (e) {
               span.recordException(e as Error);
               span.setStatus({ code: SpanStatusCode.ERROR });
-              if (e instanceof RpcError) fail(respond, e.code, e.status, e.message, e.details);
+              if (e instanceof ServiceError && e.code !== 'internal_error') fail(respond, e);
               else {
                 report(e);
-                fail(respond, 'internal_error', 500, 'the service failed to handle the request');
+                // Its database or NATS being down is an outage, not a bug: the caller may retry.
+                const failure = classifyFailure(e);
+                fail(
+                  respond,
+                  failure.class === 'transient'
+                    ? ServiceError.unavailable(failedDependency(failure, 'database'))
+                    : new ServiceError('internal_error'),
+                );
               }
             } finally {
               span.end();

@@ -3,6 +3,7 @@ export * from './bus.ts';
 export * from './contracts.ts';
 export * from './errors.ts';
 export * from './events.ts';
+export * from './failures.ts';
 export * from './fanout.ts';
 export * from './identity.ts';
 export * from './instance.ts';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ServiceError } from './errors.ts';
 
 /**
  * Roles: `admin` manages the instance; `user` is an agent; `configurator` is the service
@@ -67,4 +68,26 @@ export function canWriteChat(p: Principal, chat: ChatAccessSubject): boolean {
 export function canReceiveChat(p: Principal, chat: ChatAccessSubject): boolean {
   if (p.role === 'admin' || p.role === 'configurator') return true;
   return canReadChat(p, chat);
+}
+
+/**
+ * The gate of every messaging path (reading and writing chats and messages): the configurator
+ * never messages, and a user without any read access is refused outright rather than shown
+ * empty lists. Chat-level rules (`canReadChat`, `canWriteChat`) apply after it.
+ */
+export function assertMayMessage(p: Principal): void {
+  if (p.role === 'configurator') throw new ServiceError('configurator_not_allowed');
+  if (p.permissions.can_read_chats === 'none')
+    throw new ServiceError('permission_denied', 'You may not read chats.');
+}
+
+/**
+ * Writing to one chat: a chat the caller may not read does not exist for them (404, like a
+ * missing one); one they may read but not write is refused (403).
+ */
+export function assertMayWriteChat(p: Principal, chat: ChatAccessSubject): void {
+  assertMayMessage(p);
+  if (canWriteChat(p, chat)) return;
+  if (!canReadChat(p, chat)) throw new ServiceError('not_found', 'No chat with this wa_id.');
+  throw new ServiceError('permission_denied', 'You may not write to this chat.');
 }

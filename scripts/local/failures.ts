@@ -1,4 +1,4 @@
-import { StartupError } from '@switchboard/kit/infra';
+import { StartupError } from '@switchboard/testkit/infra';
 
 /** A URL fit for a log line: the password replaced. */
 export function redactUrl(raw: string): string {

@@ -8,7 +8,7 @@ import {
   REAPER_STAGE,
   spawnFailure,
   watchChild,
-} from '@switchboard/kit/infra';
+} from '@switchboard/testkit/infra';
 import { oneLine } from './failures.ts';
 import { formatLogLine } from './log-format.ts';
 

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
-import { freePort } from '@switchboard/kit';
+import { type SandboxHandle, sandboxSettings, startSandbox } from '@switchboard/sandbox';
 import {
+  freePort,
   freshDatabase,
   repoRoot,
   type ServiceProcess,
@@ -9,8 +10,7 @@ import {
   testNatsUrl,
   uniqueInstanceId,
   waitFor,
-} from '@switchboard/kit/testing';
-import { type SandboxHandle, sandboxSettings, startSandbox } from '@switchboard/sandbox';
+} from '@switchboard/testkit';
 
 export const ADMIN = { username: 'admin', password: 'a sturdy operator phrase 7' };
 

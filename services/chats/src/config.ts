@@ -1,13 +1,8 @@
-import { logLevel, natsStreamReplicas, parseEnv } from '@switchboard/kit';
-import { InstanceIdSchema, PROVIDER_BASE_URL } from '@switchboard/proto';
+import { BaseEnvSchema, parseEnv } from '@switchboard/kit';
+import { PROVIDER_BASE_URL } from '@switchboard/proto';
 import { z } from 'zod';
 
-export const ChatsConfigSchema = z.object({
-  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }),
-  NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
-  NATS_STREAM_REPLICAS: natsStreamReplicas,
-  INSTANCE_ID: InstanceIdSchema.default('local'),
-  LOG_LEVEL: logLevel,
+export const ChatsConfigSchema = BaseEnvSchema.extend({
   /** The provider's Cloud API (or the sandbox): same client, different base URL and key. */
   NETWORK_BASE_URL: z.url().default(PROVIDER_BASE_URL),
   NETWORK_API_KEY: z.string().min(1),

@@ -6,8 +6,8 @@ import {
   type InboundDeadLetter,
   listInboundDeadLetters,
   type Principal,
-  RpcError,
   redriveInboundDeadLetter,
+  ServiceError,
   wabaWebhookReceived,
 } from '@switchboard/proto';
 import type { Kysely, Selectable, Transaction } from 'kysely';
@@ -131,7 +131,7 @@ function view(row: Selectable<InboundDeadLettersTable>): InboundDeadLetter {
 
 function assertAdmin(p: Principal): void {
   if (p.role !== 'admin' && p.role !== 'configurator') {
-    throw new RpcError('permission_denied', 403, 'Only admins may re-drive dead letters.');
+    throw new ServiceError('permission_denied', 'Only admins may re-drive dead letters.');
   }
 }
 
@@ -175,11 +175,10 @@ export function startDeadLetterRpc(deps: { db: Db; bus: Bus; log: Logger }): Sub
           .selectAll()
           .where('id', '=', r.id)
           .executeTakeFirst();
-        if (!row) throw new RpcError('not_found', 404, 'No dead letter with this id.');
+        if (!row) throw new ServiceError('not_found', 'No dead letter with this id.');
         if (!row.redrivable) {
-          throw new RpcError(
+          throw new ServiceError(
             'not_redrivable',
-            409,
             'This stream message was not a network webhook; there is no body to re-drive.',
           );
         }

@@ -2,23 +2,21 @@ import { createHash } from 'node:crypto';
 import type { Logger } from '@switchboard/kit';
 import {
   type Bus,
+  backoffMs,
+  type ClassifiedFailure,
   type Consumption,
+  classifyFailure,
   consumers,
   type DeliveryContext,
   type Disposition,
+  INBOUND_RETRY_POLICY,
   type NetworkEvent,
   networkEvent,
+  retryDecision,
 } from '@switchboard/proto';
 import type { Kysely } from 'kysely';
 import type { ChatsDatabase } from './db.ts';
 import { recordDeadLetter } from './dead-letters.ts';
-import {
-  backoffMs,
-  type ClassifiedFailure,
-  classifyFailure,
-  INBOUND_RETRY_POLICY,
-  retryDecision,
-} from './domain/failure-class.ts';
 import { createKeyedQueue } from './domain/keyed-queue.ts';
 import { type ParsedBody, parseNetworkBody } from './domain/network-body.ts';
 import { storableJsonText } from './domain/storable.ts';

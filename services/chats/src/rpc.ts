@@ -1,5 +1,6 @@
 import type { Logger, Subscription } from '@switchboard/kit';
 import {
+  assertMayMessage,
   assignChat,
   type Bus,
   canReadChat,
@@ -13,7 +14,7 @@ import {
   markAsReceived,
   type NetworkClient,
   type Principal,
-  RpcError,
+  ServiceError,
   sendMessage,
   updateChat,
 } from '@switchboard/proto';
@@ -35,23 +36,11 @@ export interface RpcDeps {
   templateCacheSeconds: number;
 }
 
-function assertMessagingUser(p: Principal): void {
-  if (p.role === 'configurator') {
-    throw new RpcError(
-      'configurator_not_allowed',
-      403,
-      'The configurator user cannot use messaging endpoints.',
-    );
-  }
-  if (p.permissions.can_read_chats === 'none')
-    throw new RpcError('permission_denied', 403, 'You may not read chats.');
-}
-
 async function readableChat(db: Db, p: Principal, waId: string): Promise<Selectable<ChatsTable>> {
-  assertMessagingUser(p);
+  assertMayMessage(p);
   const chat = await db.selectFrom('chats').selectAll().where('wa_id', '=', waId).executeTakeFirst();
   // Not readable and not existing look the same: an agent learns nothing about other chats.
-  if (!chat || !canReadChat(p, chat)) throw new RpcError('not_found', 404, 'No chat with this wa_id.');
+  if (!chat || !canReadChat(p, chat)) throw new ServiceError('not_found', 'No chat with this wa_id.');
   return chat;
 }
 
@@ -73,7 +62,7 @@ export function startRpc(deps: RpcDeps): Subscription[] {
   const chatRecordOf = async (waId: string, userId: number) => {
     const row = await db.selectFrom('chats').selectAll().where('wa_id', '=', waId).executeTakeFirstOrThrow();
     const [record] = await chatRecords(db, [row], userId);
-    if (!record) throw new RpcError('not_found', 404, 'No chat with this wa_id.');
+    if (!record) throw new ServiceError('not_found', 'No chat with this wa_id.');
     return record;
   };
 
@@ -102,7 +91,7 @@ export function startRpc(deps: RpcDeps): Subscription[] {
     bus.serve(
       getMessage,
       async (r) => {
-        assertMessagingUser(r.principal);
+        assertMayMessage(r.principal);
         const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(r.id);
         const row = await db
           .selectFrom('messages')
@@ -111,10 +100,10 @@ export function startRpc(deps: RpcDeps): Subscription[] {
             uuid ? eb.or([eb('id', '=', r.id), eb('wamid', '=', r.id)]) : eb('wamid', '=', r.id),
           )
           .executeTakeFirst();
-        if (!row) throw new RpcError('not_found', 404, 'No message with this id.');
+        if (!row) throw new ServiceError('not_found', 'No message with this id.');
         const chat = await readableChat(db, r.principal, row.wa_id);
         const [record] = await messageRecords(db, [row], new Map([[chat.wa_id, chat]]));
-        if (!record) throw new RpcError('not_found', 404, 'No message with this id.');
+        if (!record) throw new ServiceError('not_found', 'No message with this id.');
         return record;
       },
       queue,
@@ -124,7 +113,7 @@ export function startRpc(deps: RpcDeps): Subscription[] {
       listChats,
       async (r) => {
         const p = r.principal;
-        assertMessagingUser(p);
+        assertMayMessage(p);
         let q = db.selectFrom('chats as c').leftJoin('persons as p', 'p.wa_id', 'c.wa_id');
         if (p.permissions.can_read_chats === 'assigned') q = q.where((eb) => assignedToCaller(eb, p));
         const f = r.filters;
@@ -275,7 +264,7 @@ export function startRpc(deps: RpcDeps): Subscription[] {
       async (r) => {
         // A customer is visible exactly when their chat is (canReadChat), in lists as everywhere.
         const p = r.principal;
-        assertMessagingUser(p);
+        assertMayMessage(p);
         let q = db.selectFrom('persons').innerJoin('chats as c', 'c.wa_id', 'persons.wa_id');
         if (p.permissions.can_read_chats === 'assigned') q = q.where((eb) => assignedToCaller(eb, p));
         if (r.search) {
@@ -315,7 +304,9 @@ export function startRpc(deps: RpcDeps): Subscription[] {
           } catch (err) {
             log.warn({ err }, 'templates not read from the network');
             if (!templates)
-              throw new RpcError('network_unavailable', 503, 'Templates could not be read from the network.');
+              throw ServiceError.unavailable('network', 'Templates could not be read from the network.', {
+                cause: err,
+              });
           }
         }
         return { fetched_at: Math.floor(templates.at / 1000), templates: templates.list };

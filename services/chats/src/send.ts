@@ -1,10 +1,11 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Logger } from '@switchboard/kit';
 import {
+  assertMayWriteChat,
   type Bus,
+  backoffMs,
   type Consumption,
-  canReadChat,
-  canWriteChat,
+  classifyFailure,
   type DeliveryContext,
   type Disposition,
   deliverMessage,
@@ -16,12 +17,12 @@ import {
   networkEvent,
   type OutboundMessageInput,
   type Principal,
-  RpcError,
+  type RetryPolicy,
   type SendMessageRequest,
+  ServiceError,
 } from '@switchboard/proto';
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { ChatsDatabase, ChatsTable, MessagesTable } from './db.ts';
-import { backoffMs, classifyFailure, type RetryPolicy } from './domain/failure-class.ts';
 import { businessWindowEnd, windowExpiresAt } from './domain/window.ts';
 import { chatAccessSubjects, ensureChat } from './store/chats.ts';
 import { messageRecords, statusKey } from './store/views.ts';
@@ -41,22 +42,9 @@ export function networkRequestOf(req: SendMessageRequest): OutboundMessageInput 
   } as OutboundMessageInput;
 }
 
+/** A chat that does not exist yet counts as unassigned. */
 export function assertMayWrite(p: Principal, waId: string, chat: Selectable<ChatsTable> | undefined): void {
-  if (p.role === 'configurator') {
-    throw new RpcError(
-      'configurator_not_allowed',
-      403,
-      'The configurator user cannot use messaging endpoints.',
-    );
-  }
-  // As on every messaging path: no read access at all is a refusal, not a missing chat.
-  if (p.permissions.can_read_chats === 'none') {
-    throw new RpcError('permission_denied', 403, 'You may not read chats.');
-  }
-  const subject = chat ?? { wa_id: waId, assigned_to_user: null, assigned_group: null };
-  if (canWriteChat(p, subject)) return;
-  if (!canReadChat(p, subject)) throw new RpcError('not_found', 404, 'No chat with this wa_id.');
-  throw new RpcError('permission_denied', 403, 'You may not write to this chat.');
+  assertMayWriteChat(p, chat ?? { wa_id: waId, assigned_to_user: null, assigned_group: null });
 }
 
 async function recordOf(db: Db, id: string): Promise<MessageRecord> {
@@ -111,10 +99,10 @@ export function createSender(deps: SendDeps) {
       await queue(id);
     } catch (err) {
       deps.log.warn({ err, message_id: id }, 'message stored but not queued');
-      throw new RpcError(
-        'dependency_unavailable',
-        503,
+      throw ServiceError.unavailable(
+        'nats',
         'The message is stored but could not be queued for delivery; retry with the same Idempotency-Key.',
+        { cause: err },
       );
     }
   }
@@ -134,9 +122,8 @@ export function createSender(deps: SendDeps) {
       if (existing) {
         // Rows stored before request hashes were kept have none: they count as the same request.
         if (existing.request_hash !== null && existing.request_hash !== hash) {
-          throw new RpcError(
+          throw new ServiceError(
             'idempotency_key_reused',
-            422,
             'This Idempotency-Key was already used for a different message; use a new key for a new message.',
           );
         }
@@ -150,11 +137,10 @@ export function createSender(deps: SendDeps) {
     if (req.type !== 'template') {
       const expires = chat ? windowExpiresAt(chat) : null;
       if (expires === null || expires <= now) {
-        throw new RpcError(
+        throw new ServiceError(
           'window_closed',
-          453,
           'The customer care window is closed: only templates can be sent until the customer writes again.',
-          { messaging_window_expires_at: expires },
+          { details: { messaging_window_expires_at: expires } },
         );
       }
     }

@@ -1,12 +1,5 @@
-import {
-  connectNats,
-  createDb,
-  createLogger,
-  handleShutdown,
-  migrate,
-  type Telemetry,
-} from '@switchboard/kit';
-import { createBus, createNetworkClient } from '@switchboard/proto';
+import { bootService, handleShutdown, type Telemetry } from '@switchboard/kit';
+import { createNetworkClient } from '@switchboard/proto';
 import { startAuditLog } from './audit-log.ts';
 import { loadConfig } from './config.ts';
 import type { ChatsDatabase } from './db.ts';
@@ -18,17 +11,11 @@ import { createSender, startDeliveryWorker } from './send.ts';
 
 export async function runChats(telemetry: Telemetry): Promise<void> {
   const config = loadConfig();
-  const log = createLogger('chats', config.LOG_LEVEL);
-  const db = createDb<ChatsDatabase>({ url: config.DATABASE_URL, applicationName: 'switchboard-chats' });
-  const applied = await migrate(db, 'chats', chatsMigrations);
-  if (applied.length) log.info({ applied }, 'migrations applied');
-  const nc = await connectNats(config.NATS_URL, `chats/${config.INSTANCE_ID}`);
-  const bus = await createBus(nc, config.INSTANCE_ID, {
-    streamReplicas: config.NATS_STREAM_REPLICAS,
-    // A request handler's unexpected failure reaches the caller only as `internal_error`.
-    onServeError: (err, at) => log.error({ err, ...at }, 'request handler failed'),
+  const { log, db, nc, bus } = await bootService<ChatsDatabase>({
+    service: 'chats',
+    config,
+    migrations: chatsMigrations,
   });
-  await bus.ensureStreams();
   const network = createNetworkClient({
     baseUrl: config.NETWORK_BASE_URL,
     apiKey: config.NETWORK_API_KEY,

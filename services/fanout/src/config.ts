@@ -1,11 +1,4 @@
-import {
-  envBoolean,
-  InstanceSecretKeySchema,
-  logLevel,
-  natsStreamReplicas,
-  parseEnv,
-} from '@switchboard/kit';
-import { InstanceIdSchema } from '@switchboard/proto';
+import { BaseEnvSchema, envBoolean, InstanceSecretKeySchema, parseEnv } from '@switchboard/kit';
 import { z } from 'zod';
 import { parseDuration, parseDurationList } from './domain/durations.ts';
 import { DEFAULT_RETRY_SCHEDULE_MS } from './domain/retry.ts';
@@ -27,67 +20,60 @@ const duration = (fallback: string) =>
       return ms;
     });
 
-export const FanoutConfigSchema = z
-  .object({
-    DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }),
-    NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
-    NATS_STREAM_REPLICAS: natsStreamReplicas,
-    INSTANCE_ID: InstanceIdSchema.default('local'),
-    LOG_LEVEL: logLevel,
-    /** The instance secret: webhook secrets and static headers are sealed with a key derived from it. */
-    INBOX_SECRET_KEY: InstanceSecretKeySchema,
-    /** Optional: serves GET /healthz (database and NATS) for orchestrator probes. */
-    HEALTH_PORT: z.coerce.number().int().min(1).max(65535).optional(),
-    WEBHOOK_ALLOW_PRIVATE_TARGETS: envBoolean.default(false),
-    WEBHOOK_ATTEMPT_TIMEOUT: duration(`${DEFAULT_ATTEMPT_TIMEOUT_MS}ms`),
-    /** Defaults to the attempt timeout plus 15 s. */
-    WEBHOOK_ACK_WAIT: z
-      .string()
-      .optional()
-      .transform((v, ctx) => {
-        if (v === undefined || v === '') return undefined;
-        const ms = parseDuration(v);
-        if (ms === undefined) {
-          ctx.addIssue({ code: 'custom', message: `expected a duration, got "${v}"` });
-          return z.NEVER;
-        }
-        return ms;
-      }),
-    WEBHOOK_RETRY_SCHEDULE: z
-      .string()
-      .default(DEFAULT_RETRY_SCHEDULE_MS.map((ms) => `${ms}ms`).join(','))
-      .transform((v, ctx) => {
-        const list = parseDurationList(v);
-        if (!list || list.length === 0 || list.length > 50) {
-          ctx.addIssue({
-            code: 'custom',
-            message: 'expected 1 to 50 comma-separated durations, e.g. 0,5s,5m',
-          });
-          return z.NEVER;
-        }
-        return list;
-      }),
-    WEBHOOK_RETRY_JITTER: z.coerce.number().min(0).max(0.9).default(0.2),
-    WEBHOOK_THROTTLE_MIN_DELAY: duration('60s'),
-    WEBHOOK_RETRY_AFTER_MAX: duration('10h'),
-    WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(16),
-    WEBHOOK_DISABLE_AFTER: duration('5d'),
-    WEBHOOK_SECRET_ROTATION_GRACE: duration('24h'),
-    WEBHOOK_CACHE_TTL: duration('5s'),
-    WEBHOOK_RECONCILE_INTERVAL: duration('30s'),
-    WEBHOOK_ATTEMPT_LOG_FLUSH: duration('250ms'),
-  })
-  .superRefine((c, ctx) => {
-    const ackWait = c.WEBHOOK_ACK_WAIT ?? c.WEBHOOK_ATTEMPT_TIMEOUT + 15_000;
-    if (ackWait < c.WEBHOOK_ATTEMPT_TIMEOUT + 1_000) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['WEBHOOK_ACK_WAIT'],
-        message:
-          'must exceed WEBHOOK_ATTEMPT_TIMEOUT by at least 1s, or attempts would be redelivered mid-flight',
-      });
-    }
-  });
+export const FanoutConfigSchema = BaseEnvSchema.extend({
+  /** The instance secret: webhook secrets and static headers are sealed with a key derived from it. */
+  INBOX_SECRET_KEY: InstanceSecretKeySchema,
+  /** Optional: serves GET /healthz (database and NATS) for orchestrator probes. */
+  HEALTH_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: envBoolean.default(false),
+  WEBHOOK_ATTEMPT_TIMEOUT: duration(`${DEFAULT_ATTEMPT_TIMEOUT_MS}ms`),
+  /** Defaults to the attempt timeout plus 15 s. */
+  WEBHOOK_ACK_WAIT: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v === '') return undefined;
+      const ms = parseDuration(v);
+      if (ms === undefined) {
+        ctx.addIssue({ code: 'custom', message: `expected a duration, got "${v}"` });
+        return z.NEVER;
+      }
+      return ms;
+    }),
+  WEBHOOK_RETRY_SCHEDULE: z
+    .string()
+    .default(DEFAULT_RETRY_SCHEDULE_MS.map((ms) => `${ms}ms`).join(','))
+    .transform((v, ctx) => {
+      const list = parseDurationList(v);
+      if (!list || list.length === 0 || list.length > 50) {
+        ctx.addIssue({
+          code: 'custom',
+          message: 'expected 1 to 50 comma-separated durations, e.g. 0,5s,5m',
+        });
+        return z.NEVER;
+      }
+      return list;
+    }),
+  WEBHOOK_RETRY_JITTER: z.coerce.number().min(0).max(0.9).default(0.2),
+  WEBHOOK_THROTTLE_MIN_DELAY: duration('60s'),
+  WEBHOOK_RETRY_AFTER_MAX: duration('10h'),
+  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(16),
+  WEBHOOK_DISABLE_AFTER: duration('5d'),
+  WEBHOOK_SECRET_ROTATION_GRACE: duration('24h'),
+  WEBHOOK_CACHE_TTL: duration('5s'),
+  WEBHOOK_RECONCILE_INTERVAL: duration('30s'),
+  WEBHOOK_ATTEMPT_LOG_FLUSH: duration('250ms'),
+}).superRefine((c, ctx) => {
+  const ackWait = c.WEBHOOK_ACK_WAIT ?? c.WEBHOOK_ATTEMPT_TIMEOUT + 15_000;
+  if (ackWait < c.WEBHOOK_ATTEMPT_TIMEOUT + 1_000) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['WEBHOOK_ACK_WAIT'],
+      message:
+        'must exceed WEBHOOK_ATTEMPT_TIMEOUT by at least 1s, or attempts would be redelivered mid-flight',
+    });
+  }
+});
 
 export type FanoutConfig = z.infer<typeof FanoutConfigSchema>;
 

@@ -5,7 +5,7 @@ import {
   type DeliveryAttempt,
   type fanoutRpc,
   type Principal,
-  RpcError,
+  ServiceError,
   type TestOutcome,
   type Webhook,
   type WebhookWithSecret,
@@ -45,7 +45,7 @@ export function managesAll(p: Principal): boolean {
   return p.role === 'admin' || p.role === 'configurator';
 }
 
-const notFound = () => new RpcError('not_found', 404, 'No such webhook.');
+const notFound = () => new ServiceError('not_found', 'No such webhook.');
 
 function iso(d: Date | null): string | null {
   return d ? d.toISOString() : null;
@@ -120,11 +120,9 @@ export function createWebhookManager(deps: {
 
   function checkUrl(url: string): void {
     if (!settings.allowPrivateTargets && obviouslyPrivateUrl(url)) {
-      throw new RpcError(
-        'invalid_url',
-        400,
-        'The URL points to a private, loopback or link-local address, which webhooks cannot reach.',
-      );
+      throw ServiceError.validation({
+        url: ['The URL points to a private, loopback or link-local address, which webhooks cannot reach.'],
+      });
     }
   }
 
@@ -155,7 +153,7 @@ export function createWebhookManager(deps: {
       } catch (err) {
         await db.deleteFrom('webhooks').where('id', '=', row.id).execute();
         log.error({ err }, 'could not create the webhook durables');
-        throw new RpcError('stream_unavailable', 503, 'The webhook could not be set up; try again.');
+        throw ServiceError.unavailable('nats', 'The webhook could not be set up; try again.', { cause: err });
       }
       await announcer.announce(db, row, 'created', req.principal);
       await announcer.committed();
@@ -268,7 +266,7 @@ export function createWebhookManager(deps: {
     async replay(req) {
       const row = await find(req.principal, req.id);
       if (!row.enabled) {
-        throw new RpcError('webhook_disabled', 409, 'Enable the webhook before replaying its events.');
+        throw new ServiceError('webhook_disabled', 'Enable the webhook before replaying its events.');
       }
       const letters = await db
         .selectFrom('webhook_dead_letters')

@@ -1,15 +1,11 @@
 import {
-  connectNats,
-  createDb,
+  bootService,
   createHttpServer,
-  createLogger,
   handleShutdown,
-  migrate,
   pingDb,
   pingNats,
   type Telemetry,
 } from '@switchboard/kit';
-import { createBus } from '@switchboard/proto';
 import { loadConfig, settingsFromConfig } from './config.ts';
 import type { FanoutDatabase } from './db.ts';
 import { createFanoutMigrations } from './migrations/index.ts';
@@ -19,18 +15,13 @@ import { createFanout } from './service.ts';
 export async function runFanout(telemetry: Telemetry): Promise<void> {
   const config = loadConfig();
   const settings = settingsFromConfig(config);
-  const log = createLogger('fanout', config.LOG_LEVEL);
-  const db = createDb<FanoutDatabase>({ url: config.DATABASE_URL, applicationName: 'switchboard-fanout' });
   const box = createWebhookSecretsBox(config.INBOX_SECRET_KEY);
-  const applied = await migrate(db, 'fanout', createFanoutMigrations(box));
-  if (applied.length) log.info({ applied }, 'migrations applied');
-  await checkSecretsKey(db, box);
-  const nc = await connectNats(config.NATS_URL, `fanout/${config.INSTANCE_ID}`);
-  const bus = await createBus(nc, config.INSTANCE_ID, {
-    streamReplicas: config.NATS_STREAM_REPLICAS,
-    onServeError: (err, at) => log.error({ err, ...at }, 'request handler failed'),
+  const { log, db, nc, bus } = await bootService<FanoutDatabase>({
+    service: 'fanout',
+    config,
+    migrations: createFanoutMigrations(box),
   });
-  await bus.ensureStreams();
+  await checkSecretsKey(db, box);
   if (settings.allowPrivateTargets) {
     log.warn('WEBHOOK_ALLOW_PRIVATE_TARGETS is set: webhooks may reach private and loopback addresses');
   }

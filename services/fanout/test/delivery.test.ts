@@ -1,9 +1,9 @@
-import { waitFor } from '@switchboard/kit/testing';
 import type { NetworkEvent } from '@switchboard/proto';
 import { fanoutRpc } from '@switchboard/proto';
+import { admin, type Receiver, startReceiver, waitFor } from '@switchboard/testkit';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { admin, type Harness, publishEvent, type Receiver, startHarness, startReceiver } from './helpers.ts';
+import { type Harness, publishEvent, startHarness } from './helpers.ts';
 
 let h: Harness;
 const receivers: Receiver[] = [];
@@ -61,7 +61,7 @@ describe('delivery', () => {
     const event = await publishEvent(h.bus);
     await waitFor(async () => r.answered >= 3, 10_000, 'three attempts');
     // A later event proves the consumer moved on; the first one must not have come again.
-    r.setHandler(() => ({ status: 200 }));
+    r.setReply(() => ({ status: 200 }));
     const next = await publishEvent(h.bus);
     await waitFor(async () => r.forEvent(next.event_id).length === 1, 10_000, 'next event');
 

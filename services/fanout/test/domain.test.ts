@@ -1,3 +1,4 @@
+import { type Receiver, startReceiver } from '@switchboard/testkit';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig, settingsFromConfig } from '../src/config.ts';
@@ -15,7 +16,7 @@ import {
   signatureHeader,
   webhookMessageId,
 } from '../src/domain/signing.ts';
-import { type Receiver, startReceiver, TEST_SECRET_KEY } from './helpers.ts';
+import { TEST_SECRET_KEY } from './helpers.ts';
 
 const receivers: Receiver[] = [];
 afterAll(async () => {

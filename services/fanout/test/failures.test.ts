@@ -1,6 +1,5 @@
 import { lookup } from 'node:dns/promises';
 import { hostname } from 'node:os';
-import { waitFor } from '@switchboard/kit/testing';
 import type { NetworkEvent } from '@switchboard/proto';
 import {
   fanoutRpc,
@@ -8,17 +7,10 @@ import {
   WebhookLifecycleEventSchema,
   webhookLifecycle,
 } from '@switchboard/proto';
+import { admin, type Receiver, startReceiver, waitFor } from '@switchboard/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isBlockedAddress } from '../src/domain/addresses.ts';
-import {
-  admin,
-  type Harness,
-  publishEvent,
-  type Receiver,
-  startHarness,
-  startReceiver,
-  testSettings,
-} from './helpers.ts';
+import { type Harness, publishEvent, startHarness, testSettings } from './helpers.ts';
 
 /** This machine's host name when it resolves to a loopback address (it usually does, via /etc/hosts). */
 const loopbackName = await lookup(hostname())
@@ -133,7 +125,7 @@ describe('failures', () => {
       [1, false],
     ]);
 
-    r.setHandler(() => ({ status: 200 }));
+    r.setReply(() => ({ status: 200 }));
     const replay = await h.bus.request(fanoutRpc.replay, { principal: admin, id: hook.id, since_ms: since });
     expect(replay.replayed).toBe(1);
     await waitFor(async () => r.forEvent(event.event_id).length === 4, 10_000, 'replayed delivery');
@@ -216,7 +208,11 @@ describe('SSRF guard', () => {
       'http://[2002:a9fe:a9fe::1]/',
     ]) {
       const err = await guarded.createWebhook(url).catch((e: unknown) => e);
-      expect(err).toMatchObject({ code: 'invalid_url', status: 400 });
+      expect(err).toMatchObject({
+        code: 'validation_error',
+        status: 400,
+        fields: { url: [expect.any(String)] },
+      });
     }
   });
 

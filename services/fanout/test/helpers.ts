@@ -1,8 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { connectNats, createDb, createLogger, migrate, type NatsConnection } from '@switchboard/kit';
-import { freshDatabase, type TestDatabase, testNatsUrl, uniqueInstanceId } from '@switchboard/kit/testing';
 import {
   type Bus,
   createBus,
@@ -15,122 +12,13 @@ import {
   principalLookup,
   type WebhookWithSecret,
 } from '@switchboard/proto';
+import { admin, freshDatabase, type TestDatabase, testNatsUrl, uniqueInstanceId } from '@switchboard/testkit';
 import type { Kysely } from 'kysely';
 import type { FanoutDatabase } from '../src/db.ts';
 import { createFanoutMigrations } from '../src/migrations/index.ts';
 import { createWebhookSecretsBox } from '../src/sealing.ts';
 import { createFanout, type Fanout } from '../src/service.ts';
 import { defaultSettings, type FanoutSettings } from '../src/settings.ts';
-
-export interface Received {
-  readonly headers: IncomingHttpHeaders;
-  readonly body: string;
-  /** Epoch ms when the request arrived. */
-  readonly at: number;
-  /** Event id parsed from the test body (`entry[0].id`). */
-  readonly eventId: string | undefined;
-}
-
-export interface Reply {
-  status: number;
-  headers?: Record<string, string>;
-  body?: string;
-  /** The receiver answers this late: a slow endpoint. */
-  delayMs?: number;
-}
-
-export interface Receiver {
-  readonly url: string;
-  readonly port: number;
-  readonly requests: Received[];
-  /** Requests whose response has been sent. */
-  answered: number;
-  /** Requests being handled right now, and the most at once. */
-  inFlight: number;
-  maxInFlight: number;
-  /** Replaces how the receiver answers from now on. */
-  setHandler(h: (r: Received, index: number) => Reply): void;
-  forEvent(eventId: string): Received[];
-  close(): Promise<void>;
-}
-
-function eventIdOf(body: string): string | undefined {
-  try {
-    const parsed = JSON.parse(body) as { entry?: Array<{ id?: unknown }> };
-    const id = parsed.entry?.[0]?.id;
-    return typeof id === 'string' ? id : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** A real HTTP webhook receiver on 127.0.0.1 that records every request. */
-export async function startReceiver(
-  handler: (r: Received, index: number) => Reply = () => ({ status: 200 }),
-): Promise<Receiver> {
-  let current = handler;
-  const requests: Received[] = [];
-  const timers = new Set<NodeJS.Timeout>();
-  const receiver: Receiver = {
-    url: '',
-    port: 0,
-    requests,
-    answered: 0,
-    inFlight: 0,
-    maxInFlight: 0,
-    setHandler(h) {
-      current = h;
-    },
-    forEvent: (eventId) => requests.filter((r) => r.eventId === eventId),
-    close: async () => undefined,
-  };
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      const r: Received = { headers: req.headers, body, at: Date.now(), eventId: eventIdOf(body) };
-      const index = requests.length;
-      requests.push(r);
-      receiver.inFlight++;
-      receiver.maxInFlight = Math.max(receiver.maxInFlight, receiver.inFlight);
-      const reply = current(r, index);
-      const send = () => {
-        timers.delete(timer);
-        receiver.inFlight--;
-        receiver.answered++;
-        res.writeHead(reply.status, { 'content-type': 'text/plain', ...reply.headers });
-        res.end(reply.body ?? 'ok');
-      };
-      const timer = setTimeout(send, reply.delayMs ?? 0);
-      timers.add(timer);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return Object.assign(receiver, {
-    url: `http://127.0.0.1:${port}/hook`,
-    port,
-    close: async () => {
-      for (const t of timers) clearTimeout(t);
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  });
-}
-
-export function principal(userId: number, role: Principal['role'] = 'user'): Principal {
-  return {
-    user_id: userId,
-    username: `user${userId}`,
-    role,
-    group_ids: [],
-    permissions: { can_use_tags: true, can_read_chats: 'all', can_write_to_chats: 'all' },
-    assigned_wa_ids: [],
-  };
-}
-
-export const admin = principal(1, 'admin');
 
 /** The instance key of every test, the same the inbox tests give the gateway (test/support/inbox.ts). */
 export const TEST_SECRET_KEY = 'inbox-test-secret-key-0123456789abcdef';

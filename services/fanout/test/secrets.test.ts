@@ -1,24 +1,19 @@
 import { randomBytes } from 'node:crypto';
 import { createSecretBox, migrate } from '@switchboard/kit';
-import { waitFor } from '@switchboard/kit/testing';
 import { fanoutRpc, type NetworkEvent } from '@switchboard/proto';
+import { admin, type ReceivedRequest, type Receiver, startReceiver, waitFor } from '@switchboard/testkit';
 import { type Kysely, sql } from 'kysely';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTokenBox } from '../../gateway/src/identity/secrets.ts';
 import type { FanoutDatabase } from '../src/db.ts';
 import { generateSecret } from '../src/domain/signing.ts';
 import { m0001Webhooks } from '../src/migrations/0001_webhooks.ts';
 import { fanoutMigrations } from '../src/migrations/index.ts';
 import { checkSecretsKey, createWebhookSecretsBox, openWebhook } from '../src/sealing.ts';
 import {
-  admin,
   type Harness,
   publishEvent,
-  type Received,
-  type Receiver,
   startHarness,
-  startReceiver,
   TEST_SECRET_KEY,
   testBox,
   testSettings,
@@ -38,7 +33,7 @@ afterAll(async () => {
   await Promise.all(receivers.map((r) => r.close()));
 });
 
-function verifies(secret: string, got: Received): boolean {
+function verifies(secret: string, got: ReceivedRequest): boolean {
   try {
     new StandardWebhook(secret).verify(got.body, {
       'webhook-id': String(got.headers['webhook-id']),
@@ -51,7 +46,7 @@ function verifies(secret: string, got: Received): boolean {
   }
 }
 
-async function deliveredOnce(r: Receiver, event: NetworkEvent): Promise<Received> {
+async function deliveredOnce(r: Receiver, event: NetworkEvent): Promise<ReceivedRequest> {
   await waitFor(async () => r.forEvent(event.event_id).length === 1, 10_000, 'delivery');
   const [got] = r.forEvent(event.event_id);
   if (!got) throw new Error('no delivery');
@@ -114,17 +109,6 @@ describe('the secret box (kit)', () => {
     expect(() => box.open(tampered)).toThrow();
     expect(() => box.open(a.subarray(0, 20))).toThrow();
     expect(() => createSecretBox('short', 'purpose-a')).toThrow(/32 characters/);
-  });
-
-  it('keeps the derivation of the gateway tokens sealed before the box moved to kit', () => {
-    // Sealed by the gateway's own implementation before the move, key 'k' x 40.
-    const sealed = Buffer.from(
-      '2qSn4zAy5aLteBAK7e0sueWlX11fZgwBEylTp2LWrqSr8ZuyiTbyZen4pckbulnRGBuENNgTfGw/vQTw/BRRVtL8srA=',
-      'base64',
-    );
-    expect(createTokenBox(key).open(sealed)).toBe('0123456789abcdef0123456789abcdef01234567');
-    // The fan-out's key is another one: a token does not open as a webhook secret.
-    expect(() => createWebhookSecretsBox(key).open(sealed)).toThrow();
   });
 });
 

@@ -4,9 +4,9 @@ import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { registerInstrumentations } from '@opentelemetry/instrumentation';
 import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
-import { waitFor } from '@switchboard/kit/testing';
+import { type Receiver, startReceiver, waitFor } from '@switchboard/testkit';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type Harness, publishEvent, type Receiver, startHarness, startReceiver } from './helpers.ts';
+import { type Harness, publishEvent, startHarness } from './helpers.ts';
 
 // What startTelemetry sets up in a service process, with spans kept in memory.
 const exporter = new InMemorySpanExporter();

@@ -1,18 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { testNatsUrl, waitFor } from '@switchboard/kit/testing';
 import type { NetworkEvent } from '@switchboard/proto';
 import { fanoutRpc } from '@switchboard/proto';
+import { admin, type Receiver, startReceiver, testNatsUrl, waitFor } from '@switchboard/testkit';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  admin,
-  type Harness,
-  publishEvent,
-  type Receiver,
-  startHarness,
-  startReceiver,
-  TEST_SECRET_KEY,
-} from './helpers.ts';
+import { type Harness, publishEvent, startHarness, TEST_SECRET_KEY } from './helpers.ts';
 
 const harnesses: Harness[] = [];
 const receivers: Receiver[] = [];

@@ -1,14 +1,5 @@
-import {
-  connectNats,
-  createDb,
-  createLogger,
-  handleShutdown,
-  migrate,
-  pingDb,
-  pingNats,
-  type Telemetry,
-} from '@switchboard/kit';
-import { createBus, ensureConfigurator as ensureConfiguratorRpc, principalLookup } from '@switchboard/proto';
+import { bootService, handleShutdown, pingDb, pingNats, type Telemetry } from '@switchboard/kit';
+import { ensureConfigurator as ensureConfiguratorRpc, principalLookup } from '@switchboard/proto';
 import { buildApp } from './app.ts';
 import { loadConfig } from './config.ts';
 import { ensureAdmin, ensureConfigurator } from './identity/bootstrap.ts';
@@ -18,16 +9,11 @@ import { gatewayMigrations } from './migrations/index.ts';
 
 export async function runGateway(telemetry: Telemetry): Promise<void> {
   const config = loadConfig();
-  const log = createLogger('gateway', config.LOG_LEVEL);
-  const db = createDb<GatewayDatabase>({ url: config.DATABASE_URL, applicationName: 'switchboard-gateway' });
-  const applied = await migrate(db, 'gateway', gatewayMigrations);
-  if (applied.length) log.info({ applied }, 'migrations applied');
-  const nc = await connectNats(config.NATS_URL, `gateway/${config.INSTANCE_ID}`);
-  const bus = await createBus(nc, config.INSTANCE_ID, {
-    streamReplicas: config.NATS_STREAM_REPLICAS,
-    onServeError: (err, at) => log.error({ err, ...at }, 'request handler failed'),
+  const { log, db, nc, bus } = await bootService<GatewayDatabase>({
+    service: 'gateway',
+    config,
+    migrations: gatewayMigrations,
   });
-  await bus.ensureStreams();
   const mailer = createMailer(config.SMTP_URL, config.MAIL_FROM, log);
 
   const { app, users, tokens } = await buildApp({

@@ -11,15 +11,15 @@ import {
   pingDb,
   pingNats,
 } from '@switchboard/kit';
-import { startNatsServer } from '@switchboard/kit/infra';
+import { createBus, instanceId, streamName } from '@switchboard/proto';
 import {
   freshDatabase,
   type TestDatabase,
   testNatsUrl,
   uniqueInstanceId,
   waitFor,
-} from '@switchboard/kit/testing';
-import { createBus, instanceId, streamName } from '@switchboard/proto';
+} from '@switchboard/testkit';
+import { startNatsServer } from '@switchboard/testkit/infra';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -99,7 +99,7 @@ describe('health', () => {
     expect(res.statusCode).toBe(503);
     expect(res.json()).toEqual({
       status: 'unavailable',
-      code: 'dependency_unavailable',
+      code: 'service_unavailable',
       reason: 'NATS is not answering.',
       checks: { database: 'ok', nats: 'down' },
     });

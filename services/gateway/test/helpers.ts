@@ -1,6 +1,6 @@
 import { connectNats, createDb, createLogger, type NatsConnection, pingDb, pingNats } from '@switchboard/kit';
-import { freshDatabase, type TestDatabase, testNatsUrl, uniqueInstanceId } from '@switchboard/kit/testing';
 import { type Bus, createBus, instanceId } from '@switchboard/proto';
+import { freshDatabase, type TestDatabase, testNatsUrl, uniqueInstanceId } from '@switchboard/testkit';
 import type { Kysely } from 'kysely';
 import { buildApp, type Gateway } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';

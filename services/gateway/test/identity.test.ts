@@ -1,5 +1,5 @@
-import { startSmtpSink } from '@switchboard/kit/infra';
-import { waitFor } from '@switchboard/kit/testing';
+import { waitFor } from '@switchboard/testkit';
+import { startSmtpSink } from '@switchboard/testkit/infra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureConfigurator } from '../src/identity/bootstrap.ts';
 import { ADMIN, auth, login, startTestGateway, type TestGateway } from './helpers.ts';
@@ -272,7 +272,8 @@ describe('backing services', () => {
     expect(res.statusCode).toBe(503);
     expect(res.json()).toEqual({
       code: 'service_unavailable',
-      reason: 'A backing service is not answering; retry later.',
+      reason: 'chats is not answering; retry later.',
+      dependency: 'chats',
     });
     await gw.close();
   });

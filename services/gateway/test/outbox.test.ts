@@ -2,9 +2,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { type NatsServerHandle, startNatsServer } from '@switchboard/kit/infra';
-import { waitFor } from '@switchboard/kit/testing';
 import { type AuditEntry, auditRecorded, streamName } from '@switchboard/proto';
+import { waitFor } from '@switchboard/testkit';
+import { type NatsServerHandle, startNatsServer } from '@switchboard/testkit/infra';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ADMIN, auth, login, startTestGateway, type TestGateway } from './helpers.ts';
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { freePort } from '@switchboard/kit';
+import { freePort } from '@switchboard/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mediaFixtures } from '../src/fixtures/media.ts';
 import type { SandboxHandle } from '../src/index.ts';

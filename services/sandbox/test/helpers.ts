@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { type Receiver, startReceiver } from '@switchboard/testkit';
 import { z } from 'zod';
 import { type SandboxHandle, sandboxSettings, startSandbox } from '../src/index.ts';
 import {
@@ -43,11 +44,11 @@ function closeServer(server: Server): Promise<void> {
   return new Promise((resolve) => server.close(() => resolve()));
 }
 
-/** A real webhook receiver on loopback, as the inbox gateway would be. */
+/** A real webhook receiver on loopback, as the inbox gateway would be (testkit's receiver). */
 export async function startWebhookReceiver(): Promise<WebhookReceiver> {
   const received: ReceivedWebhook[] = [];
   const invalid: Array<{ raw: string; error: string }> = [];
-  let count = 0;
+  let http: Receiver | undefined;
   const receiver: WebhookReceiver = {
     url: '',
     received,
@@ -61,18 +62,16 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
           e.changes.flatMap((c) => (c.value.statuses ?? []).filter((s) => s.id === wamid)),
         ),
       ),
-    close: async () => undefined,
+    close: async () => http?.close(),
   };
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const status = receiver.respond(count++);
-      const raw = Buffer.concat(chunks).toString('utf8');
+  http = await startReceiver({
+    path: '/webhook',
+    reply: (req, index) => {
+      const status = receiver.respond(index);
       if (status === 200) {
         let json: unknown;
         try {
-          json = JSON.parse(raw);
+          json = JSON.parse(req.body);
         } catch {
           json = undefined;
         }
@@ -80,20 +79,19 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
         if (parsed.success) {
           const sig = req.headers['x-hub-signature-256'];
           received.push({
-            raw,
+            raw: req.body,
             body: parsed.data,
             signature: typeof sig === 'string' ? sig : undefined,
             headers: req.headers,
           });
         } else {
-          invalid.push({ raw, error: parsed.error.message });
+          invalid.push({ raw: req.body, error: parsed.error.message });
         }
       }
-      res.writeHead(status, { 'content-type': 'application/json' }).end('{}');
-    });
+      return { status, headers: { 'content-type': 'application/json' }, body: '{}' };
+    },
   });
-  const url = await listen(server);
-  return Object.assign(receiver, { url: `${url}/webhook`, close: () => closeServer(server) });
+  return Object.assign(receiver, { url: http.url });
 }
 
 /** Independent of the sandbox's own signing code: HMAC-SHA256 of the raw body, hex. */

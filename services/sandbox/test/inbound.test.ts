@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { waitFor } from '@switchboard/kit';
+import { waitFor } from '@switchboard/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { SandboxHandle } from '../src/index.ts';

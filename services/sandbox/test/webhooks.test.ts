@@ -1,4 +1,4 @@
-import { waitFor } from '@switchboard/kit';
+import { waitFor } from '@switchboard/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { SandboxHandle } from '../src/index.ts';

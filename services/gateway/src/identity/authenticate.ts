@@ -1,5 +1,5 @@
-import { AppError, errors } from '@switchboard/kit';
 import type { Principal, Role } from '@switchboard/proto';
+import { assertMayMessage, ServiceError } from '@switchboard/proto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Tokens } from './tokens.ts';
 
@@ -23,7 +23,7 @@ export interface Guards {
 }
 
 export function principalOf(req: FastifyRequest): Principal {
-  if (!req.principal) throw errors.unauthorized();
+  if (!req.principal) throw new ServiceError('not_authenticated');
   return req.principal;
 }
 
@@ -31,11 +31,11 @@ export function createGuards(tokens: Tokens): Guards {
   async function authenticate(req: FastifyRequest): Promise<Principal> {
     if (req.principal) return req.principal;
     const header = req.headers.authorization;
-    if (!header) throw errors.unauthorized('Authentication credentials were not provided.');
+    if (!header) throw new ServiceError('not_authenticated', 'Authentication credentials were not provided.');
     const match = TOKEN_HEADER.exec(header);
     const principal = match?.[1] ? await tokens.principalForToken(match[1]) : null;
     if (!principal)
-      throw new AppError(401, 'invalid_token', 'Invalid token.', {
+      throw new ServiceError('invalid_token', 'Invalid token.', {
         headers: { 'www-authenticate': 'Token' },
       });
     req.principal = principal;
@@ -50,17 +50,11 @@ export function createGuards(tokens: Tokens): Guards {
     requireRole(...roles) {
       return async (req) => {
         const p = await authenticate(req);
-        if (!roles.includes(p.role)) throw errors.forbidden();
+        if (!roles.includes(p.role)) throw new ServiceError('permission_denied');
       };
     },
     async requireMessagingUser(req) {
-      const p = await authenticate(req);
-      if (p.role === 'configurator') {
-        throw errors.forbidden(
-          'configurator_not_allowed',
-          'The configurator user cannot use messaging endpoints.',
-        );
-      }
+      assertMayMessage(await authenticate(req));
     },
   };
 }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { AppError, type Logger } from '@switchboard/kit';
+import type { Logger } from '@switchboard/kit';
+import { ServiceError } from '@switchboard/proto';
 import { type Kysely, sql } from 'kysely';
 import type { GatewayDatabase } from './db.ts';
 import type { Tokens } from './tokens.ts';
@@ -36,8 +37,8 @@ export async function ensureAdmin(
     });
   } catch (err) {
     // Two gateways starting at once: the other one created it.
-    if (err instanceof AppError && err.code === 'validation_error' && err.fields?.username) return;
-    if (err instanceof AppError && err.fields?.password) {
+    if (err instanceof ServiceError && err.code === 'validation_error' && err.fields?.username) return;
+    if (err instanceof ServiceError && err.fields?.password) {
       throw new Error(`INBOX_ADMIN_PASSWORD is not accepted: ${err.fields.password.join(' ')}`);
     }
     throw err;
@@ -69,8 +70,7 @@ export async function ensureConfigurator(
     .where(sql<string>`lower(username)`, '=', username.toLowerCase())
     .executeTakeFirstOrThrow();
   if (user.role !== 'configurator') {
-    throw new AppError(
-      409,
+    throw new ServiceError(
       'username_taken',
       `"${username}" already belongs to a user who is not the configurator.`,
     );

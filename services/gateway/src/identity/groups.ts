@@ -1,5 +1,5 @@
-import { errors } from '@switchboard/kit';
 import type { Principal } from '@switchboard/proto';
+import { ServiceError } from '@switchboard/proto';
 import type { Kysely } from 'kysely';
 import type { Audit, RightsChangedFn } from './audit.ts';
 import type { GatewayDatabase } from './db.ts';
@@ -11,7 +11,7 @@ function isUniqueViolation(err: unknown): boolean {
 export function createGroups(db: Kysely<GatewayDatabase>, audit: Audit, rightsChanged: RightsChangedFn) {
   async function get(id: number) {
     const g = await db.selectFrom('groups').select(['id', 'name']).where('id', '=', id).executeTakeFirst();
-    if (!g) throw errors.notFound('No group with this id.');
+    if (!g) throw new ServiceError('not_found', 'No group with this id.');
     return g;
   }
 
@@ -45,7 +45,7 @@ export function createGroups(db: Kysely<GatewayDatabase>, audit: Audit, rightsCh
       return g;
     } catch (err) {
       if (isUniqueViolation(err))
-        throw errors.validation({ name: ['A group with that name already exists.'] });
+        throw ServiceError.validation({ name: ['A group with that name already exists.'] });
       throw err;
     }
   }
@@ -59,7 +59,7 @@ export function createGroups(db: Kysely<GatewayDatabase>, audit: Audit, rightsCh
       });
     } catch (err) {
       if (isUniqueViolation(err))
-        throw errors.validation({ name: ['A group with that name already exists.'] });
+        throw ServiceError.validation({ name: ['A group with that name already exists.'] });
       throw err;
     }
     audit.committed();

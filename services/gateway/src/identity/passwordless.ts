@@ -1,5 +1,5 @@
 import type { Logger } from '@switchboard/kit';
-import { AppError } from '@switchboard/kit';
+import { ServiceError } from '@switchboard/proto';
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
 import type { GatewayDatabase } from './db.ts';
@@ -34,7 +34,7 @@ export function createPasswordless(deps: PasswordlessDeps) {
     try {
       await deps.limiter.reserve([{ key, max: deps.maxMailsPerAddress }]);
     } catch (err) {
-      if (!(err instanceof AppError && err.status === 429)) throw err;
+      if (!(err instanceof ServiceError && err.status === 429)) throw err;
       deps.log.warn('password-less mail limit reached for an address');
       return;
     }

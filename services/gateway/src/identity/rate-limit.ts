@@ -1,4 +1,4 @@
-import { AppError } from '@switchboard/kit';
+import { ServiceError } from '@switchboard/proto';
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { z } from 'zod';
 import type { GatewayDatabase } from './db.ts';
@@ -26,8 +26,8 @@ export function createFailureLimiter(db: Kysely<GatewayDatabase>, windowSeconds:
   const windowLength = sql`make_interval(secs => ${windowSeconds})`;
   const expired = (column: RawBuilder<unknown>) => sql`${column} <= now() - ${windowLength}`;
 
-  function tooMany(retryAfter: number): AppError {
-    return new AppError(429, 'too_many_attempts', 'Too many attempts. Try again later.', {
+  function tooMany(retryAfter: number): ServiceError {
+    return new ServiceError('too_many_attempts', 'Too many attempts. Try again later.', {
       headers: { 'retry-after': String(retryAfter) },
     });
   }

@@ -1,5 +1,5 @@
-import { AppError, errors } from '@switchboard/kit';
 import type { Principal } from '@switchboard/proto';
+import { ServiceError } from '@switchboard/proto';
 import { type Kysely, sql } from 'kysely';
 import type { GatewayDatabase } from './db.ts';
 import { newAuthToken, newRefreshToken, type TokenBox, tokenHash } from './secrets.ts';
@@ -86,7 +86,7 @@ export function createTokens(deps: TokensDeps) {
     keep: boolean,
   ): Promise<{ token: string; refresh_token?: string }> {
     const invalid = () =>
-      new AppError(401, 'invalid_refresh_token', 'The refresh token is invalid, used or expired.');
+      new ServiceError('invalid_refresh_token', 'The refresh token is invalid, used or expired.');
     const result = await db.transaction().execute(async (trx) => {
       const row = await trx
         .selectFrom('refresh_tokens')
@@ -106,7 +106,7 @@ export function createTokens(deps: TokensDeps) {
       if (!row || row.used_at !== null || row.expires_at.getTime() <= Date.now() || !row.is_active)
         throw invalid();
       if (row.role === 'configurator') {
-        throw errors.forbidden(
+        throw new ServiceError(
           'configurator_not_allowed',
           'The configurator user cannot sign in with a refresh token.',
         );

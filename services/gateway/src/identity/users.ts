@@ -1,5 +1,5 @@
-import { AppError, errors } from '@switchboard/kit';
 import type { Principal } from '@switchboard/proto';
+import { ServiceError } from '@switchboard/proto';
 import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import type { Audit, RightsChangedFn } from './audit.ts';
 import type { GatewayDatabase, UsersTable } from './db.ts';
@@ -31,14 +31,13 @@ function rightsTouched(input: UserUpdate): string[] {
 function assertMayChangeRights(actor: Principal, target: UserRow, input: UserUpdate): void {
   const touched = rightsTouched(input);
   if (touched.length && actor.user_id === target.id) {
-    throw new AppError(
-      403,
+    throw new ServiceError(
       'cannot_change_own_rights',
       `You cannot change your own ${touched.join(', ')}; ask another admin.`,
     );
   }
   if (input.profile?.role !== undefined && input.profile.role !== target.role && actor.role !== 'admin') {
-    throw new AppError(403, 'role_change_not_allowed', 'Only admins change the role of a user.');
+    throw new ServiceError('role_change_not_allowed', 'Only admins change the role of a user.');
   }
 }
 
@@ -114,8 +113,7 @@ async function assertSeatAvailable(
   if (exceptUserId !== undefined) q = q.where('id', '<>', exceptUserId);
   const { n } = await q.executeTakeFirstOrThrow();
   if (Number(n) >= maxSeats) {
-    throw new AppError(
-      409,
+    throw new ServiceError(
       'seat_limit_reached',
       `All ${maxSeats} seats are taken. Deactivate a user or raise max_number_of_seats.`,
     );
@@ -126,7 +124,8 @@ async function assertGroupsExist(trx: Transaction<GatewayDatabase>, ids: number[
   if (!ids.length) return;
   const found = await trx.selectFrom('groups').select('id').where('id', 'in', ids).execute();
   const missing = ids.filter((id) => !found.some((g) => g.id === id));
-  if (missing.length) throw errors.validation({ groups: [`Unknown group id(s): ${missing.join(', ')}.`] });
+  if (missing.length)
+    throw ServiceError.validation({ groups: [`Unknown group id(s): ${missing.join(', ')}.`] });
 }
 
 function isUniqueViolation(err: unknown): boolean {
@@ -138,7 +137,7 @@ export function createUsers(deps: UsersDeps) {
 
   async function get(id: number): Promise<UserOut> {
     const u = await db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
-    if (!u) throw errors.notFound('No user with this id.');
+    if (!u) throw new ServiceError('not_found', 'No user with this id.');
     return toUserOut(u, (await groupsOf(db, [u.id])).get(u.id) ?? []);
   }
 
@@ -158,7 +157,7 @@ export function createUsers(deps: UsersDeps) {
   async function create(actor: Principal | null, input: UserCreate): Promise<UserOut> {
     if (input.password !== undefined) {
       const problems = passwordProblems(input.password, input);
-      if (problems.length) throw errors.validation({ password: problems });
+      if (problems.length) throw ServiceError.validation({ password: problems });
     }
     const passwordHash = input.password !== undefined ? await hashPassword(input.password) : null;
     const role = input.profile?.role ?? 'user';
@@ -201,7 +200,7 @@ export function createUsers(deps: UsersDeps) {
       });
     } catch (err) {
       if (isUniqueViolation(err))
-        throw errors.validation({ username: ['A user with that username already exists.'] });
+        throw ServiceError.validation({ username: ['A user with that username already exists.'] });
       throw err;
     }
     audit.committed();
@@ -210,10 +209,9 @@ export function createUsers(deps: UsersDeps) {
 
   async function update(actor: Principal, id: number, input: UserUpdate): Promise<UserOut> {
     const current = await db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
-    if (!current) throw errors.notFound('No user with this id.');
+    if (!current) throw new ServiceError('not_found', 'No user with this id.');
     if (current.role === 'configurator' && actor.user_id !== id) {
-      throw new AppError(
-        403,
+      throw new ServiceError(
         'configurator_protected',
         'The configurator user is managed by the partner provisioning.',
       );
@@ -224,7 +222,7 @@ export function createUsers(deps: UsersDeps) {
         username: input.username ?? current.username,
         email: input.email ?? current.email,
       });
-      if (problems.length) throw errors.validation({ password: problems });
+      if (problems.length) throw ServiceError.validation({ password: problems });
     }
     const passwordHash = input.password !== undefined ? await hashPassword(input.password) : undefined;
     const changed = Object.keys(input).filter((k) => k !== 'password');
@@ -285,7 +283,7 @@ export function createUsers(deps: UsersDeps) {
       });
     } catch (err) {
       if (isUniqueViolation(err))
-        throw errors.validation({ username: ['A user with that username already exists.'] });
+        throw ServiceError.validation({ username: ['A user with that username already exists.'] });
       throw err;
     }
     audit.committed();
@@ -300,16 +298,15 @@ export function createUsers(deps: UsersDeps) {
       .select(['role', 'is_active'])
       .where('id', '=', id)
       .executeTakeFirst();
-    if (!current) throw errors.notFound('No user with this id.');
+    if (!current) throw new ServiceError('not_found', 'No user with this id.');
     if (current.role === 'configurator') {
-      throw new AppError(
-        403,
+      throw new ServiceError(
         'configurator_protected',
         'The configurator user is managed by the partner provisioning.',
       );
     }
     if (actor.user_id === id)
-      throw new AppError(409, 'cannot_delete_self', 'You cannot delete your own user.');
+      throw new ServiceError('cannot_delete_self', 'You cannot delete your own user.');
     if (!current.is_active) return;
     await update(actor, id, { is_active: false });
   }

@@ -1,8 +1,9 @@
-import { AppError, type HttpServer, pageLinks } from '@switchboard/kit';
-import { AuditEntrySchema, auditList, type Bus, BusRequestError } from '@switchboard/proto';
+import { type HttpServer, pageLinks } from '@switchboard/kit';
+import { AuditEntrySchema, auditList, type Bus } from '@switchboard/proto';
 import { z } from 'zod';
 import type { Guards } from '../identity/authenticate.ts';
 import { Pagination, page } from '../identity/schemas.ts';
+import { callService } from './bus-call.ts';
 
 const AuditLogOut = AuditEntrySchema.extend({ at: z.number().describe('Epoch milliseconds.') }).meta({
   id: 'AuditLog',
@@ -33,19 +34,14 @@ export function registerAuditLogRoutes(
     },
     async (req) => {
       const { limit, offset, target_type, target_id, action } = req.query;
-      try {
-        const { count, results } = await deps.bus.request(auditList, {
-          limit,
-          offset,
-          ...(target_type && { target_type }),
-          ...(target_id && { target_id }),
-          ...(action && { action }),
-        });
-        return { count, ...pageLinks(req.url, deps.publicUrl, count, limit, offset), results };
-      } catch (err) {
-        if (err instanceof BusRequestError) throw new AppError(err.status, err.code, err.message);
-        throw new AppError(503, 'service_unavailable', 'The event log is not available right now.');
-      }
+      const { count, results } = await callService(deps.bus, auditList, {
+        limit,
+        offset,
+        ...(target_type && { target_type }),
+        ...(target_id && { target_id }),
+        ...(action && { action }),
+      });
+      return { count, ...pageLinks(req.url, deps.publicUrl, count, limit, offset), results };
     },
   );
 }

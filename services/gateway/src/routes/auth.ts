@@ -1,4 +1,5 @@
-import { AppError, InboxErrorSchema as ErrorOut, errors, type HttpServer } from '@switchboard/kit';
+import { InboxErrorSchema as ErrorOut, type HttpServer } from '@switchboard/kit';
+import { ServiceError } from '@switchboard/proto';
 import type { FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Kysely } from 'kysely';
@@ -101,7 +102,7 @@ export async function registerAuthRoutes(app: HttpServer, deps: AuthRouteDeps): 
         });
         if (!user) {
           // The slot stays taken: it is the recorded failure.
-          throw new AppError(400, 'invalid_credentials', 'Unable to log in with provided credentials.');
+          throw new ServiceError('invalid_credentials', 'Unable to log in with provided credentials.');
         }
         await attempt.release();
         await limiter.clear(pairKey);
@@ -203,9 +204,9 @@ export async function registerAuthRoutes(app: HttpServer, deps: AuthRouteDeps): 
     },
     async (req: FastifyRequest<{ Params: z.infer<typeof IdParam> }>) => {
       const target = await deps.users.get(req.params.id);
-      if (!target.is_active) throw errors.notFound('No active user with this id.');
+      if (!target.is_active) throw new ServiceError('not_found', 'No active user with this id.');
       if (target.profile.role === 'configurator') {
-        throw errors.forbidden(
+        throw new ServiceError(
           'configurator_not_allowed',
           'The configurator user cannot sign in with a refresh token.',
         );

@@ -9,7 +9,7 @@ export interface HealthChecks {
 const HealthOk = z.object({ status: z.literal('ok') });
 const HealthDown = z.object({
   status: z.literal('unavailable'),
-  code: z.literal('dependency_unavailable'),
+  code: z.literal('service_unavailable'),
   reason: z.string(),
   checks: z.object({ database: z.enum(['ok', 'down']), nats: z.enum(['ok', 'down']) }),
 });
@@ -34,7 +34,7 @@ export function registerHealthRoutes(app: HttpServer, checks: HealthChecks): voi
       const down = [!database && 'PostgreSQL', !nats && 'NATS'].filter(Boolean).join(' and ');
       return reply.status(503).send({
         status: 'unavailable' as const,
-        code: 'dependency_unavailable' as const,
+        code: 'service_unavailable' as const,
         reason: `${down} ${down.includes(' and ') ? 'are' : 'is'} not answering.`,
         checks: { database: database ? 'ok' : 'down', nats: nats ? 'ok' : 'down' },
       });

@@ -1,4 +1,4 @@
-import { errors, type HttpServer, InboxErrorSchema, pageLinks } from '@switchboard/kit';
+import { type HttpServer, InboxErrorSchema, pageLinks } from '@switchboard/kit';
 import {
   assignChat,
   type Bus,
@@ -15,6 +15,7 @@ import {
   markAsReceived,
   PersonSchema,
   SendMessageRequestSchema,
+  ServiceError,
   sendMessage,
   updateChat,
   WabaStatusesSchema,
@@ -128,13 +129,13 @@ export function registerMessagingRoutes(app: HttpServer, deps: MessagingRouteDep
 
   const expandMessage = async (m: MessageRecord) => {
     const [out] = await expandMessages([m]);
-    if (!out) throw errors.notFound('No message with this id.');
+    if (!out) throw new ServiceError('not_found', 'No message with this id.');
     return out;
   };
 
   const expandChat = async (c: ChatRecord) => {
     const [out] = await expandChats([c]);
-    if (!out) throw errors.notFound('No chat with this wa_id.');
+    if (!out) throw new ServiceError('not_found', 'No chat with this wa_id.');
     return out;
   };
 
@@ -335,11 +336,11 @@ export function registerMessagingRoutes(app: HttpServer, deps: MessagingRouteDep
       if (assigned_to_user) {
         const user = (await deps.users.byIds([assigned_to_user])).get(assigned_to_user);
         if (!user?.is_active || user.profile.role === 'configurator') {
-          throw errors.validation({ assigned_to_user: ['No active user with this id.'] });
+          throw ServiceError.validation({ assigned_to_user: ['No active user with this id.'] });
         }
       }
       if (assigned_group && !(await deps.groups.byIds([assigned_group])).has(assigned_group)) {
-        throw errors.validation({ assigned_group: ['No group with this id.'] });
+        throw ServiceError.validation({ assigned_group: ['No group with this id.'] });
       }
       return expandChat(
         await callService(bus, assignChat, {

@@ -1,4 +1,5 @@
-import { errors, type HttpServer, pageLinks } from '@switchboard/kit';
+import { type HttpServer, pageLinks } from '@switchboard/kit';
+import { ServiceError } from '@switchboard/proto';
 import { z } from 'zod';
 import { type Guards, principalOf } from '../identity/authenticate.ts';
 import { IdParam, Pagination, page, UserCreate, UserOut, UserUpdate } from '../identity/schemas.ts';
@@ -41,7 +42,8 @@ export function registerUserRoutes(app: HttpServer, deps: UserRouteDeps): void {
       },
     },
     async (req) => {
-      if (!deps.availabilityEnabled) throw errors.notFound('User availability is not enabled on this inbox.');
+      if (!deps.availabilityEnabled)
+        throw new ServiceError('not_found', 'User availability is not enabled on this inbox.');
       const me = principalOf(req);
       return users.update(me, me.user_id, { profile: { is_available: req.body.is_available } });
     },

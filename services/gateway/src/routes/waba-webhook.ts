@@ -1,6 +1,6 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { AppError, type HttpServer } from '@switchboard/kit';
-import { type Bus, wabaWebhookReceived } from '@switchboard/proto';
+import type { HttpServer } from '@switchboard/kit';
+import { type Bus, ServiceError, wabaWebhookReceived } from '@switchboard/proto';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 
@@ -63,7 +63,7 @@ export async function registerWabaWebhookRoutes(app: HttpServer, opts: WabaWebho
           token !== undefined &&
           token.length === opts.verifyToken.length &&
           timingSafeEqual(Buffer.from(token), Buffer.from(opts.verifyToken));
-        if (!ok) throw new AppError(403, 'verify_token_mismatch', 'The verify token does not match.');
+        if (!ok) throw new ServiceError('verify_token_mismatch', 'The verify token does not match.');
         return reply.type('text/plain').send(q['hub.challenge'] ?? '');
       },
     );
@@ -82,7 +82,7 @@ export async function registerWabaWebhookRoutes(app: HttpServer, opts: WabaWebho
       },
       async (req) => {
         if (typeof req.body !== 'string') {
-          throw new AppError(415, 'unsupported_media_type', 'Send the webhook as application/json.');
+          throw new ServiceError('unsupported_media_type', 'Send the webhook as application/json.');
         }
         const raw = req.body;
         const sig = req.headers['x-hub-signature-256'];
@@ -90,8 +90,7 @@ export async function registerWabaWebhookRoutes(app: HttpServer, opts: WabaWebho
           opts.secret !== undefined &&
           !signatureMatches(opts.secret, raw, typeof sig === 'string' ? sig : undefined)
         ) {
-          throw new AppError(
-            401,
+          throw new ServiceError(
             'invalid_signature',
             'X-Hub-Signature-256 is missing or does not match the body.',
           );
@@ -100,10 +99,10 @@ export async function registerWabaWebhookRoutes(app: HttpServer, opts: WabaWebho
         try {
           parsed = JSON.parse(raw);
         } catch {
-          throw new AppError(400, 'invalid_json', 'The body is not valid JSON.');
+          throw new ServiceError('invalid_json', 'The body is not valid JSON.');
         }
         if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
-          throw new AppError(400, 'invalid_payload', 'The body must be a JSON object.');
+          throw new ServiceError('invalid_payload', 'The body must be a JSON object.');
         }
         let ack: Awaited<ReturnType<Bus['publish']>>;
         try {
@@ -114,7 +113,9 @@ export async function registerWabaWebhookRoutes(app: HttpServer, opts: WabaWebho
           );
         } catch (err) {
           req.log.error({ err }, 'inbound stream did not acknowledge');
-          throw new AppError(503, 'stream_unavailable', 'The webhook could not be stored; retry later.');
+          throw ServiceError.unavailable('nats', 'The webhook could not be stored; retry later.', {
+            cause: err,
+          });
         }
         return { status: 'accepted' as const, duplicate: ack.duplicate };
       },

@@ -1,8 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { AppError, type HttpServer, pageLinks } from '@switchboard/kit';
+import { type HttpServer, pageLinks } from '@switchboard/kit';
 import {
   type Bus,
-  BusRequestError,
   DeliveryAttemptSchema,
   fanoutRpc,
   type Principal,
@@ -19,6 +18,7 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyRequest, RawServerDefau
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { IdText } from '../identity/schemas.ts';
+import { callService } from './bus-call.ts';
 
 const tags = ['webhooks'];
 const security = [{ token: [] }];
@@ -75,33 +75,6 @@ const ReplayBody = z.object({
     .describe('POSIX seconds or an ISO 8601 date-time: events dead-lettered since then are sent again'),
 });
 
-/** Field-level fan-out refusals, reported like the request validation the client would expect. */
-const FIELD_CODES: Record<string, string> = { invalid_url: 'url' };
-
-/** Maps a failed fan-out request to the inbox error shape. */
-export function webhookError(err: unknown): AppError {
-  if (err instanceof AppError) return err;
-  if (err instanceof BusRequestError) {
-    const field = FIELD_CODES[err.code];
-    if (field) {
-      return new AppError(400, 'validation_error', 'The request is not valid.', {
-        fields: { [field]: [err.message] },
-      });
-    }
-    if (err.code === 'invalid_request') {
-      return new AppError(400, 'validation_error', 'The request is not valid.', {
-        fields: { non_field_errors: [err.message] },
-      });
-    }
-    if (err.status >= 500 && err.status !== 503) {
-      return new AppError(502, 'webhook_service_error', 'The webhook service failed to handle the request.');
-    }
-    return new AppError(err.status, err.code, err.message);
-  }
-  // No responder or a timeout: no fanout process is answering.
-  return new AppError(503, 'webhook_service_unavailable', 'The webhook service is not answering; try again.');
-}
-
 function baseUrl(req: FastifyRequest): string {
   return `${req.protocol}://${req.host}`;
 }
@@ -135,14 +108,6 @@ async function registerRoutes(
   bus: Bus,
   authenticate: (req: FastifyRequest) => Promise<Principal>,
 ): Promise<void> {
-  const call = async <T>(run: () => Promise<T>): Promise<T> => {
-    try {
-      return await run();
-    } catch (err) {
-      throw webhookError(err);
-    }
-  };
-
   app.get(
     BASE,
     {
@@ -158,9 +123,12 @@ async function registerRoutes(
     async (req) => {
       const principal = await authenticate(req);
       const { limit, offset, owner } = req.query;
-      const { count, results } = await call(() =>
-        bus.request(fanoutRpc.list, { principal, limit, offset, ...(owner !== undefined ? { owner } : {}) }),
-      );
+      const { count, results } = await callService(bus, fanoutRpc.list, {
+        principal,
+        limit,
+        offset,
+        ...(owner !== undefined ? { owner } : {}),
+      });
       return { count, ...pageLinks(req.url, baseUrl(req), count, limit, offset), results };
     },
   );
@@ -180,16 +148,14 @@ async function registerRoutes(
     async (req, reply) => {
       const principal = await authenticate(req);
       const b = req.body;
-      const created = await call(() =>
-        bus.request(fanoutRpc.create, {
-          principal,
-          url: b.url,
-          ...(b.enabled !== undefined ? { enabled: b.enabled } : {}),
-          ...(b.ordered !== undefined ? { ordered: b.ordered } : {}),
-          ...(b.headers !== undefined ? { headers: b.headers } : {}),
-          ...(b.secret !== undefined ? { secret: b.secret } : {}),
-        }),
-      );
+      const created = await callService(bus, fanoutRpc.create, {
+        principal,
+        url: b.url,
+        ...(b.enabled !== undefined ? { enabled: b.enabled } : {}),
+        ...(b.ordered !== undefined ? { ordered: b.ordered } : {}),
+        ...(b.headers !== undefined ? { headers: b.headers } : {}),
+        ...(b.secret !== undefined ? { secret: b.secret } : {}),
+      });
       return reply.status(201).send(created);
     },
   );
@@ -201,7 +167,7 @@ async function registerRoutes(
     },
     async (req) => {
       const principal = await authenticate(req);
-      return call(() => bus.request(fanoutRpc.get, { principal, id: req.params.id }));
+      return callService(bus, fanoutRpc.get, { principal, id: req.params.id });
     },
   );
 
@@ -212,16 +178,14 @@ async function registerRoutes(
 
   const applyUpdate = async (req: FastifyRequest, id: string, b: z.output<typeof PatchBody>) => {
     const principal = await authenticate(req);
-    return call(() =>
-      bus.request(fanoutRpc.update, {
-        principal,
-        id,
-        ...(b.url !== undefined ? { url: b.url } : {}),
-        ...(b.enabled !== undefined ? { enabled: b.enabled } : {}),
-        ...(b.ordered !== undefined ? { ordered: b.ordered } : {}),
-        ...(b.headers !== undefined ? { headers: b.headers } : {}),
-      }),
-    );
+    return callService(bus, fanoutRpc.update, {
+      principal,
+      id,
+      ...(b.url !== undefined ? { url: b.url } : {}),
+      ...(b.enabled !== undefined ? { enabled: b.enabled } : {}),
+      ...(b.ordered !== undefined ? { ordered: b.ordered } : {}),
+      ...(b.headers !== undefined ? { headers: b.headers } : {}),
+    });
   };
 
   app.put(`${BASE}:id/`, update('Re-target a webhook', PutBody), async (req) =>
@@ -245,7 +209,7 @@ async function registerRoutes(
     },
     async (req, reply) => {
       const principal = await authenticate(req);
-      await call(() => bus.request(fanoutRpc.delete, { principal, id: req.params.id }));
+      await callService(bus, fanoutRpc.delete, { principal, id: req.params.id });
       return reply.status(204).send(null);
     },
   );
@@ -266,12 +230,11 @@ async function registerRoutes(
     },
     async (req) => {
       const principal = await authenticate(req);
-      return call(() =>
-        bus.request(
-          fanoutRpc.test,
-          { principal, id: req.params.id },
-          { timeoutMs: WEBHOOK_TEST_RPC_TIMEOUT_MS },
-        ),
+      return callService(
+        bus,
+        fanoutRpc.test,
+        { principal, id: req.params.id },
+        { timeoutMs: WEBHOOK_TEST_RPC_TIMEOUT_MS },
       );
     },
   );
@@ -293,9 +256,12 @@ async function registerRoutes(
     async (req) => {
       const principal = await authenticate(req);
       const { limit, offset } = req.query;
-      const { count, results } = await call(() =>
-        bus.request(fanoutRpc.deliveries, { principal, id: req.params.id, limit, offset }),
-      );
+      const { count, results } = await callService(bus, fanoutRpc.deliveries, {
+        principal,
+        id: req.params.id,
+        limit,
+        offset,
+      });
       return { count, ...pageLinks(req.url, baseUrl(req), count, limit, offset), results };
     },
   );
@@ -318,12 +284,11 @@ async function registerRoutes(
     async (req, reply) => {
       const principal = await authenticate(req);
       const since = sinceMs(req.body.since);
-      const result = await call(() =>
-        bus.request(
-          fanoutRpc.replay,
-          { principal, id: req.params.id, since_ms: since },
-          { timeoutMs: 60_000 },
-        ),
+      const result = await callService(
+        bus,
+        fanoutRpc.replay,
+        { principal, id: req.params.id, since_ms: since },
+        { timeoutMs: 60_000 },
       );
       return reply.status(202).send(result);
     },
@@ -345,7 +310,7 @@ async function registerRoutes(
     },
     async (req) => {
       const principal = await authenticate(req);
-      return call(() => bus.request(fanoutRpc.rotateSecret, { principal, id: req.params.id }));
+      return callService(bus, fanoutRpc.rotateSecret, { principal, id: req.params.id });
     },
   );
 }

@@ -9,6 +9,7 @@ export interface NatsServerHandle {
   readonly url: string;
   readonly port: number;
   readonly process: ChildProcess;
+  readonly pid: number | undefined;
   /** Resolves when nats-server exits, for whatever reason (stop, crash, kill). */
   readonly exited: Promise<ExitStatus>;
   stop(): Promise<void>;
@@ -125,6 +126,7 @@ export async function startNatsServer(opts: {
     url: `nats://127.0.0.1:${port}`,
     port,
     process: child,
+    pid: child.pid,
     exited,
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 /** The repository root, for locating service entry points. */
-export const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
+export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
 export interface ServiceProcess {
   readonly child: ChildProcess;

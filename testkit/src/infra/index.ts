@@ -1,3 +1,4 @@
+export * from './local.ts';
 export * from './nats-server.ts';
 export * from './ports.ts';
 export * from './postgres.ts';

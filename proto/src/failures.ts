@@ -173,3 +173,18 @@ export function retryDecision(
   if (failure === 'unknown' && attempt >= policy.unknownAttempts) return { action: 'give_up' };
   return { action: 'retry', delayMs: backoffMs(attempt, policy, random) };
 }
+
+/**
+ * Which dependency a transient failure points at, for the `dependency` of a 503: PostgreSQL
+ * (a SQLSTATE or node-postgres' own connection messages), NATS (its client's error names), or
+ * for a bare socket error the peer the caller names (request handlers reach only PostgreSQL
+ * over their own sockets; NATS reconnects inside its client).
+ */
+export function failedDependency(f: ClassifiedFailure, socketPeer = 'a dependency'): string {
+  if (f.code && (SQLSTATE.test(f.code) || PG_CONNECTION_MESSAGES.test(f.message))) return 'database';
+  if (f.code && (TRANSIENT_NATS_NAMES.has(f.code) || f.code === 'JetStreamApiError')) return 'nats';
+  if (PG_CONNECTION_MESSAGES.test(f.message)) return 'database';
+  // A refused or broken socket: the caller knows which peer its handlers talk to directly.
+  if (f.code && TRANSIENT_SOCKET_CODES.has(f.code)) return socketPeer;
+  return 'a dependency';
+}

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { inject } from 'vitest';
-import { waitFor } from '../infra/ports.ts';
+import { waitFor } from './infra/ports.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -16,15 +16,24 @@ declare module 'vitest' {
   }
 }
 
-export { waitFor };
+type Provided = 'natsUrl' | 'pgAdminUrl' | 'templateDatabase' | 'databasePrefix';
 
-export function testNatsUrl(): string {
-  return inject('natsUrl');
+/**
+ * A value the run's global set-up (test/global-setup.ts) provides. Only the `integration`
+ * project has that set-up: a `unit` test asking for NATS or PostgreSQL gets told where it belongs.
+ */
+function provided(key: Provided): string {
+  const value = inject(key);
+  if (!value) {
+    throw new Error(
+      `${key} is not provided: this test needs NATS or PostgreSQL, so it belongs in the integration project (vitest.config.ts), not in unit.`,
+    );
+  }
+  return value;
 }
 
-/** An instance id no other test uses, so parallel tests on one NATS server never meet. */
-export function uniqueInstanceId(prefix = 't'): string {
-  return `${prefix}-${randomBytes(5).toString('hex')}`;
+export function testNatsUrl(): string {
+  return provided('natsUrl');
 }
 
 function withDatabase(url: string, name: string): string {
@@ -44,9 +53,9 @@ export interface TestDatabase {
  * schema and no data, without paying for migrations again.
  */
 export async function freshDatabase(label = 'db'): Promise<TestDatabase> {
-  const admin = inject('pgAdminUrl');
-  const template = inject('templateDatabase');
-  const name = `${inject('databasePrefix')}${label
+  const admin = provided('pgAdminUrl');
+  const template = provided('templateDatabase');
+  const name = `${provided('databasePrefix')}${label
     .replace(/[^a-z0-9_]/gi, '_')
     .toLowerCase()
     .slice(0, 24)}_${randomBytes(4).toString('hex')}`;
@@ -84,6 +93,3 @@ export async function freshDatabase(label = 'db'): Promise<TestDatabase> {
     },
   };
 }
-
-export * from './otlp-receiver.ts';
-export * from './processes.ts';

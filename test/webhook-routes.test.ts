@@ -1,30 +1,29 @@
+import { registerWebhookRoutes } from '@switchboard/gateway';
 import {
   createHttpServer,
   createLogger,
-  errors,
   type HttpServer,
   installInboxErrorHandling,
   registerOpenApi,
 } from '@switchboard/kit';
-import { waitFor } from '@switchboard/kit/testing';
 import type { Principal } from '@switchboard/proto';
-import { fanoutRpc } from '@switchboard/proto';
+import { fanoutRpc, ServiceError } from '@switchboard/proto';
+import { admin, principal, type Receiver, startReceiver, waitFor } from '@switchboard/testkit';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerWebhookRoutes } from '../../gateway/src/routes/webhooks.ts';
-import { admin, type Harness, principal, type Receiver, startHarness, startReceiver } from './helpers.ts';
+import { type FanoutWorker, startFanoutWorker } from './support/fanout.ts';
 
 const alice = principal(2);
 const bob = principal(3);
 const configurator = principal(4, 'configurator');
 const tokens: Record<string, Principal> = { admin, alice, bob, configurator };
 
-let h: Harness;
+let h: FanoutWorker;
 let app: HttpServer;
 const receivers: Receiver[] = [];
 
 beforeAll(async () => {
-  h = await startHarness();
+  h = await startFanoutWorker();
   app = createHttpServer({ logger: createLogger('gateway-test', 'silent') });
   installInboxErrorHandling(app);
   await registerOpenApi(app, {
@@ -40,7 +39,7 @@ beforeAll(async () => {
     authenticate: async (req) => {
       const token = /^Token (\w+)$/.exec(req.headers.authorization ?? '')?.[1];
       const p = token ? tokens[token] : undefined;
-      if (!p) throw errors.unauthorized();
+      if (!p) throw new ServiceError('not_authenticated');
       return p;
     },
   });
@@ -416,7 +415,7 @@ describe('webhook resources over HTTP', () => {
     await registerWebhookRoutes(other, { bus: lonely, authenticate: async () => admin });
     const res = await other.inject({ url: '/api/v1/webhooks/waba/' });
     expect(res.statusCode).toBe(503);
-    expect(res.json().code).toBe('webhook_service_unavailable');
+    expect(res.json()).toMatchObject({ code: 'service_unavailable', dependency: 'fanout' });
     await other.close();
   });
 

@@ -1,0 +1,73 @@
+import { type Bus, classifyFailure, createBus, InstanceIdSchema } from '@switchboard/proto';
+import type { Kysely } from 'kysely';
+import { z } from 'zod';
+import { logLevel, natsStreamReplicas } from './config.ts';
+import { createDb, type Migration, migrate } from './db.ts';
+import { createLogger, type Logger } from './logger.ts';
+import { connectNats, type NatsConnection } from './nats.ts';
+
+/** The environment every service of an instance reads; each service's schema extends it. */
+export const BaseEnvSchema = z.object({
+  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }),
+  NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
+  NATS_STREAM_REPLICAS: natsStreamReplicas,
+  INSTANCE_ID: InstanceIdSchema.default('local'),
+  LOG_LEVEL: logLevel,
+});
+export type BaseEnv = z.output<typeof BaseEnvSchema>;
+
+export interface Booted<DB> {
+  log: Logger;
+  db: Kysely<DB>;
+  nc: NatsConnection;
+  bus: Bus;
+}
+
+/**
+ * What every service does first, in the same order: logger, database pool, its own migrations
+ * (under the service's migration lock), NATS, the instance's bus with its streams, and a log
+ * line for every request handler that fails unexpectedly.
+ */
+export async function bootService<DB>(opts: {
+  service: string;
+  config: BaseEnv;
+  migrations: readonly Migration[];
+}): Promise<Booted<DB>> {
+  const { service, config } = opts;
+  const log = createLogger(service, config.LOG_LEVEL);
+  const db = createDb<DB>({ url: config.DATABASE_URL, applicationName: `switchboard-${service}` });
+  const applied = await untilReachable(log, 'database', () => migrate(db, service, opts.migrations));
+  if (applied.length) log.info({ applied }, 'migrations applied');
+  const nc = await connectNats(config.NATS_URL, `${service}/${config.INSTANCE_ID}`);
+  const bus = await createBus(nc, config.INSTANCE_ID, {
+    streamReplicas: config.NATS_STREAM_REPLICAS,
+    // A request handler's unexpected failure reaches the caller only as `internal_error`.
+    onServeError: (err, at) => log.error({ err, ...at }, 'request handler failed'),
+  });
+  await bus.ensureStreams();
+  return { log, db, nc, bus };
+}
+
+/**
+ * Retries a start-up step while its dependency is only passing through an outage (PostgreSQL
+ * restarting: "the database system is starting up"), for up to a minute, so a supervisor's
+ * restart backoff does not stretch a short outage. Anything else fails the start at once.
+ */
+async function untilReachable<T>(
+  log: Logger,
+  what: string,
+  step: () => Promise<T>,
+  deadlineMs = 60_000,
+): Promise<T> {
+  const started = Date.now();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await step();
+    } catch (err) {
+      if (classifyFailure(err).class !== 'transient' || Date.now() - started > deadlineMs) throw err;
+      const delayMs = Math.min(5_000, 250 * 2 ** Math.min(attempt - 1, 5));
+      log.warn({ err, attempt, delayMs }, `${what} not reachable yet; retrying`);
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+    }
+  }
+}
