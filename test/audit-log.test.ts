@@ -65,4 +65,43 @@ describe('event log', () => {
     const agentToken = await inbox.login('agent', 'a sturdy passphrase 42');
     expect((await inbox.api('GET', '/api/v1/audit_logs/', { token: agentToken })).status).toBe(403);
   });
+
+  it('answers `at` in POSIX seconds and a limit past the maximum with the largest page', async () => {
+    const token = await inbox.login();
+    // More groups, and so more entries, than one page holds.
+    for (let i = 0; i < 105; i++) {
+      await json(await inbox.api('POST', '/api/v1/groups/', { token, body: { name: `Team ${i}` } }));
+    }
+    const page = async (path: string) => {
+      const res = await inbox.api('GET', path, { token });
+      expect([path, res.status]).toEqual([path, 200]);
+      return (await res.json()) as {
+        count: number;
+        next: string | null;
+        previous: string | null;
+        results: Array<{ at?: number }>;
+      };
+    };
+    await waitFor(
+      async () => (await page('/api/v1/audit_logs/?action=group.created')).count >= 106,
+      15_000,
+      'an entry per group',
+    );
+    for (const path of ['/api/v1/audit_logs/?limit=100000', '/api/v1/groups/?limit=100000']) {
+      const body = await page(path);
+      expect(body.count).toBeGreaterThan(100);
+      expect(body.results).toHaveLength(100);
+      expect(body.previous).toBeNull();
+      expect(body.next).toMatch(/[?&]limit=100&offset=100$/);
+    }
+    const now = Math.floor(Date.now() / 1000);
+    const { results } = await page('/api/v1/audit_logs/?limit=100');
+    for (const entry of results) {
+      expect(Number.isInteger(entry.at)).toBe(true);
+      expect(Math.abs((entry.at ?? 0) - now)).toBeLessThanOrEqual(60);
+    }
+    for (const bad of ['0', '-1', 'abc', '2.5']) {
+      expect((await inbox.api('GET', `/api/v1/audit_logs/?limit=${bad}`, { token })).status).toBe(400);
+    }
+  });
 });

@@ -33,7 +33,22 @@ interface MessageOut {
   };
   sender: { username: string } | null;
   timestamp: number;
+  before_time: number;
+  since_time: number;
 }
+
+/** An integer of POSIX seconds within `slack` seconds of now (milliseconds or ISO strings fail). */
+function expectRecentSeconds(value: unknown, what: string, slack = 15, offset = 0): void {
+  const now = Math.floor(Date.now() / 1000) + offset;
+  expect([what, Number.isInteger(value)]).toEqual([what, true]);
+  expect([what, Math.abs((value as number) - now) <= slack]).toEqual([what, true]);
+}
+
+/** The path and query of a link the API answered (absolute, on the inbox's public URL). */
+const pathOf = (link: string) => {
+  const u = new URL(link);
+  return `${u.pathname}${u.search}`;
+};
 
 async function messagesOf(waId: string, token = admin): Promise<MessageOut[]> {
   const res = await inbox.api('GET', `/api/v1/messages/?wa_id=${waId}&limit=100`, { token });
@@ -455,7 +470,11 @@ describe('bad input', () => {
         400,
         'validation_error',
       ],
-      ['GET', '/api/v1/chats/?limit=1000', undefined, 400, 'validation_error'],
+      // A limit past the maximum is clamped (see 'one API model'); below 1 or not a number is not.
+      ['GET', '/api/v1/chats/?limit=0', undefined, 400, 'validation_error'],
+      ['GET', '/api/v1/chats/?limit=abc', undefined, 400, 'validation_error'],
+      ['GET', '/api/v1/chats/?limit=2.5', undefined, 400, 'validation_error'],
+      ['GET', `/api/v1/messages/?wa_id=${waId}&limit=-1`, undefined, 400, 'validation_error'],
     ];
     for (const [method, path, body, status, code] of cases) {
       const res = await inbox.api(method, path, { token: admin, ...(body !== undefined && { body }) });
@@ -483,6 +502,239 @@ describe('templates and account', () => {
       await inbox.api('GET', '/api/v1/whatsapp_accounts/', { token: admin }),
     );
     expect(acc.results[0]?.webhook_url).toBe(`${inbox.url}/api/v1/waba/webhook/`);
+  });
+});
+
+describe('one API model', () => {
+  it('answers every time as integer POSIX seconds', async () => {
+    const waId = '491700000061';
+    await inbox.customerSays(waId, { type: 'text', text: { body: 'what time is it?' }, profile_name: 'Tim' });
+    await waitFor(async () => (await messagesOf(waId)).length === 1, 15_000, 'inbound stored');
+    const [inbound] = await messagesOf(waId);
+    expectRecentSeconds(inbound?.timestamp, 'customer message timestamp');
+
+    const res = await inbox.api('POST', '/api/v1/messages/', {
+      token: admin,
+      body: { wa_id: waId, type: 'text', text: { body: 'noon' } },
+    });
+    expect(res.status).toBe(202);
+    const sent = await json<MessageOut>(res);
+    expectRecentSeconds(sent.timestamp, 'sent message timestamp');
+    expect([sent.before_time, sent.since_time]).toEqual([sent.timestamp, sent.timestamp]);
+    await waitFor(
+      async () => Boolean((await messagesOf(waId)).find((m) => m.id === sent.id)?.waba_statuses.sent),
+      20_000,
+      'sent status',
+    );
+    expectRecentSeconds(
+      (await messagesOf(waId)).find((m) => m.id === sent.id)?.waba_statuses.sent,
+      'waba_statuses.sent',
+    );
+
+    const chat = await json<{ contact: MessageOut['contact'] & { last_message_timestamp: number } }>(
+      await inbox.api('GET', `/api/v1/chats/${waId}/`, { token: admin }),
+    );
+    expectRecentSeconds(chat.contact.last_message_timestamp, 'contact.last_message_timestamp');
+    expectRecentSeconds(
+      chat.contact.messaging_window_expires_at,
+      'contact.messaging_window_expires_at',
+      60,
+      24 * 3600,
+    );
+
+    const persons = await json<{ results: Array<{ first_seen_at: number }> }>(
+      await inbox.api('GET', `/api/v1/persons/?search=${waId}`, { token: admin }),
+    );
+    expectRecentSeconds(persons.results[0]?.first_seen_at, 'persons first_seen_at');
+
+    const templates = await json<{ fetched_at: number }>(
+      await inbox.api('GET', '/api/v1/templates/?refresh=true', { token: admin }),
+    );
+    expectRecentSeconds(templates.fetched_at, 'templates fetched_at');
+
+    const mark = await json<{ timestamp: number }>(
+      await inbox.api('POST', '/api/v1/mark_as_received/', {
+        token: admin,
+        body: { customer_wa_id: waId, timestamp: inbound?.timestamp },
+      }),
+    );
+    expect(mark.timestamp).toBe(inbound?.timestamp);
+
+    await inbox.api('PATCH', `/api/v1/chats/${waId}/`, { token: admin, body: { resolved: true } });
+    const log = await json<{ results: Array<{ action: string; at: number }> }>(
+      await inbox.api('GET', `/api/v1/audit_logs/?target_type=chat&target_id=${waId}`, { token: admin }),
+    );
+    const resolved = log.results.find((r) => r.action === 'chat.resolved');
+    expectRecentSeconds(resolved?.at, 'audit_logs at');
+  });
+
+  it('answers every list as {count, next, previous, results} and clamps a limit past the maximum', async () => {
+    const lists = [
+      '/api/v1/chats/',
+      '/api/v1/persons/',
+      '/api/v1/templates/',
+      '/api/v1/whatsapp_accounts/',
+      '/api/v1/users/',
+      '/api/v1/groups/',
+      '/api/v1/audit_logs/',
+      '/api/v1/waba/dead_letters/',
+    ];
+    for (const path of lists) {
+      const res = await inbox.api('GET', `${path}?limit=100000`, { token: admin });
+      expect([path, res.status]).toEqual([path, 200]);
+      const body = await json<Record<string, unknown> & { count: number; results: unknown[] }>(res);
+      expect([path, ...Object.keys(body).filter((k) => k !== 'fetched_at')]).toEqual([
+        path,
+        'count',
+        'next',
+        'previous',
+        'results',
+      ]);
+      // The maximum page size is 100: a longer list links its second page with limit=100.
+      expect([path, body.results.length]).toEqual([path, Math.min(body.count, 100)]);
+      if (body.count > 100) expect(body.next).toMatch(/limit=100&offset=100/);
+      for (const bad of ['0', '-5', 'ten', '1.5']) {
+        const refused = await inbox.api('GET', `${path}?limit=${bad}`, { token: admin });
+        expect([path, bad, refused.status]).toEqual([path, bad, 400]);
+      }
+    }
+    // Messages page by time, not offset, with the same clamp.
+    const waId = '491700000064';
+    await inbox.customerSays(waId, { type: 'text', text: { body: 'hi' } });
+    await waitFor(async () => (await messagesOf(waId)).length === 1, 15_000, 'inbound stored');
+    const messages = await inbox.api('GET', `/api/v1/messages/?wa_id=${waId}&limit=100000`, { token: admin });
+    expect(messages.status).toBe(200);
+    expect((await json<{ results: unknown[] }>(messages)).results).toHaveLength(1);
+  });
+
+  it('pages templates and the connected number with limit and offset', async () => {
+    type Page = {
+      count: number;
+      next: string | null;
+      previous: string | null;
+      results: Array<{ name: string }>;
+    };
+    const first = await json<Page>(await inbox.api('GET', '/api/v1/templates/?limit=2', { token: admin }));
+    expect(first.count).toBeGreaterThan(2);
+    expect(first.results).toHaveLength(2);
+    expect(first.previous).toBeNull();
+    expect(first.next).toMatch(/\/api\/v1\/templates\/\?limit=2&offset=2$/);
+    const second = await json<Page>(await inbox.api('GET', pathOf(first.next ?? ''), { token: admin }));
+    expect(second.count).toBe(first.count);
+    expect(second.previous).toMatch(/limit=2&offset=0$/);
+    expect(second.results.map((t) => t.name)).not.toEqual(first.results.map((t) => t.name));
+    const all = await json<Page>(await inbox.api('GET', '/api/v1/templates/?limit=100', { token: admin }));
+    expect(all.results).toHaveLength(all.count);
+    expect(all.results.slice(2, 4)).toEqual(second.results);
+
+    const accounts = await json<Page & { results: Array<{ phone_number: string }> }>(
+      await inbox.api('GET', '/api/v1/whatsapp_accounts/?limit=1', { token: admin }),
+    );
+    expect(accounts).toMatchObject({ count: 1, next: null, previous: null });
+    expect(accounts.results).toHaveLength(1);
+    const beyond = await json<Page>(
+      await inbox.api('GET', '/api/v1/whatsapp_accounts/?offset=1', { token: admin }),
+    );
+    expect(beyond).toMatchObject({ count: 1, results: [] });
+    expect(beyond.previous).toMatch(/[?&]offset=0(&|$)/);
+  });
+
+  it('holds every wa_id to one rule: digits only, 5 to 20', async () => {
+    const waId = '491700000062';
+    await inbox.customerSays(waId, { type: 'text', text: { body: 'hi' } });
+    await waitFor(async () => (await messagesOf(waId)).length === 1, 15_000, 'inbound stored');
+    for (const bad of [`+${waId}`, '49170abc00062', '4917 000 0062', '1234', '1'.repeat(21), '']) {
+      const send = await inbox.api('POST', '/api/v1/messages/', {
+        token: admin,
+        body: { wa_id: bad, type: 'text', text: { body: 'hello' } },
+      });
+      expect([bad, send.status]).toEqual([bad, 400]);
+      const body = await json<{ code: string; fields: Record<string, string[]> }>(send);
+      expect([bad, body.code, Object.keys(body.fields)]).toEqual([bad, 'validation_error', ['wa_id']]);
+    }
+    const refused: Array<[string, string, unknown, string]> = [
+      ['POST', '/api/v1/mark_as_received/', { customer_wa_id: `+${waId}`, timestamp: 1 }, 'customer_wa_id'],
+      ['POST', '/api/v1/users/', { username: 'plus', assigned_wa_ids: [`+${waId}`] }, 'assigned_wa_ids.0'],
+      ['GET', `/api/v1/messages/?wa_id=%2B${waId}`, undefined, 'wa_id'],
+      ['GET', '/api/v1/chats/4917abc/', undefined, 'wa_id'],
+      ['PATCH', '/api/v1/chat_assignment/1234/', { assigned_to_user: null }, 'wa_id'],
+    ];
+    for (const [method, path, body, field] of refused) {
+      const res = await inbox.api(method, path, { token: admin, ...(body !== undefined && { body }) });
+      expect([path, res.status]).toEqual([path, 400]);
+      expect(Object.keys((await json<{ fields: Record<string, string[]> }>(res)).fields)).toContain(field);
+    }
+    // Five digits are a wa_id (short national numbers exist), and a user may be given one.
+    const five = await inbox.api('POST', '/api/v1/users/', {
+      token: admin,
+      body: { username: 'five', assigned_wa_ids: ['12345'] },
+    });
+    expect(five.status).toBe(201);
+    const user = await json<{ id: number; assigned_wa_ids: string[] }>(five);
+    expect(user.assigned_wa_ids).toEqual(['12345']);
+    await inbox.api('DELETE', `/api/v1/users/${user.id}/`, { token: admin });
+  });
+
+  it('carries before_time and since_time on every message and pages by them without loss', async () => {
+    const waId = '491700000063';
+    const t = Math.floor(Date.now() / 1000) - 3600;
+    // Seconds holding several messages, so a page of two would end inside one of them.
+    const seconds = [t - 10, t - 10, t - 10, t - 9, t - 8, t - 8, t - 7];
+    for (const [i, ts] of seconds.entries()) {
+      await inbox.customerSays(waId, { type: 'text', text: { body: `m${i}` }, timestamp: String(ts) });
+    }
+    await waitFor(async () => (await messagesOf(waId)).length === seconds.length, 15_000, 'all stored');
+    const all = await messagesOf(waId);
+    for (const m of all) expect([m.before_time, m.since_time]).toEqual([m.timestamp, m.timestamp]);
+    const newestFirst = all.map((m) => m.timestamp);
+    expect(newestFirst).toEqual([...newestFirst].sort((a, b) => b - a));
+
+    type Page = { next: string | null; previous: string | null; results: MessageOut[] };
+    const walk = async (start: string, follow: 'next' | 'previous') => {
+      const pages: MessageOut[][] = [];
+      for (let path: string | null = start; path && pages.length < 20; ) {
+        const page: Page = await json<Page>(await inbox.api('GET', path, { token: admin }));
+        if (!page.results.length) break;
+        pages.push(page.results);
+        const link: string | null = page[follow];
+        path = link ? pathOf(link) : null;
+      }
+      return pages;
+    };
+
+    // Backwards from the newest, by `next` (`before_time` of the last message).
+    const back = await walk(`/api/v1/messages/?wa_id=${waId}&limit=2`, 'next');
+    expect(back.flat().map((m) => m.id)).toEqual(all.map((m) => m.id));
+    // No page ends inside a second: consecutive pages never share one.
+    for (let i = 1; i < back.length; i++) {
+      expect(back[i - 1]?.at(-1)?.timestamp).toBeGreaterThan(back[i]?.[0]?.timestamp ?? Number.MAX_VALUE);
+    }
+    expect(back.map((p) => p.length)).toEqual([1, 2, 1, 3]);
+
+    // Forwards from before the oldest, by `previous` (`since_time` of the first message).
+    const forward = await walk(`/api/v1/messages/?wa_id=${waId}&limit=2&since_time=${t - 11}`, 'previous');
+    expect(
+      forward
+        .reverse()
+        .flat()
+        .map((m) => m.id),
+    ).toEqual(all.map((m) => m.id));
+
+    // A message's own cursors: older than it, newer than it.
+    const middle = all.find((m) => m.timestamp === t - 9);
+    const older = await json<Page>(
+      await inbox.api('GET', `/api/v1/messages/?wa_id=${waId}&before_time=${middle?.before_time}`, {
+        token: admin,
+      }),
+    );
+    expect(older.results.map((m) => m.timestamp)).toEqual([t - 10, t - 10, t - 10]);
+    expect(older.next).toBeNull();
+    const newer = await json<Page>(
+      await inbox.api('GET', `/api/v1/messages/?wa_id=${waId}&since_time=${middle?.since_time}`, {
+        token: admin,
+      }),
+    );
+    expect(newer.results.map((m) => m.timestamp)).toEqual([t - 7, t - 8, t - 8]);
   });
 });
 

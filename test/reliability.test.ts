@@ -287,6 +287,21 @@ describe('inbound bodies are never dropped', () => {
     const poison = (await deadLetters()).filter((d) => d.wa_ids.includes(POISON));
     expect(poison[0]).toMatchObject({ error_code: '22023', redrivable: true, redriven_at: null });
     expect(poison[0]?.body).toContain('"from":"491799000001"');
+    // As the API answers them: a page like every list (a limit past the maximum is clamped),
+    // times in POSIX seconds.
+    const listed = await inbox.api('GET', '/api/v1/waba/dead_letters/?redriven=false&limit=100000', {
+      token: admin,
+    });
+    expect(listed.status).toBe(200);
+    const page = await json<{ count: number; next: string | null; results: InboundDeadLetter[] }>(listed);
+    expect(page.results).toHaveLength(Math.min(page.count, 100));
+    const nowSeconds = Math.floor(Date.now() / 1000);
+    for (const d of page.results) {
+      expect(Number.isInteger(d.received_at) && Number.isInteger(d.created_at)).toBe(true);
+      expect(nowSeconds - d.received_at).toBeLessThan(120);
+      expect(nowSeconds - d.created_at).toBeLessThan(120);
+      expect(d.created_at).toBeGreaterThanOrEqual(d.received_at);
+    }
     // Transient failures are retried, never dead-lettered.
     expect((await deadLetters()).filter((d) => d.wa_ids.includes(FLAKY))).toEqual([]);
     // Visible in the event log too.
@@ -316,7 +331,8 @@ describe('inbound bodies are never dropped', () => {
       assigned_wa_ids: [],
     };
     const first = await bus.request(redriveInboundDeadLetter, { principal, id: letter.id });
-    expect(first.redriven_at).not.toBeNull();
+    expect(Number.isInteger(first.redriven_at)).toBe(true);
+    expect(Math.abs((first.redriven_at ?? 0) - Math.floor(Date.now() / 1000))).toBeLessThanOrEqual(5);
     await waitFor(
       async () => (await messagesOf(POISON)).some((m) => m.wamid === wamid),
       20_000,

@@ -53,16 +53,18 @@ describe('distributed trace', () => {
     });
     expect(res.status).toBe(200);
 
+    const inbound = `sb.${env.INSTANCE_ID}.waba.inbound`;
+    const producerSpan = () =>
+      otlp.spans.find((s) => s.service === 'switchboard-gateway' && s.name === `send ${inbound}`);
+    // Each process exports its spans in its own batches: wait until all three have arrived.
     await waitFor(
       async () =>
-        otlp.spans.some((s) => s.service === 'switchboard-chats' && s.name.endsWith('.waba.inbound')),
+        otlp.spans.some((s) => s.service === 'switchboard-chats' && s.name === `process ${inbound}`) &&
+        otlp.spans.some((s) => s.spanId === producerSpan()?.parentSpanId),
       20_000,
-      () => `consumer span from chats (${chats.output()})`,
+      () => `server, producer and consumer spans (${chats.output()})`,
     );
-    const inbound = `sb.${env.INSTANCE_ID}.waba.inbound`;
-    const producer = otlp.spans.find(
-      (s) => s.service === 'switchboard-gateway' && s.name === `send ${inbound}`,
-    );
+    const producer = producerSpan();
     const consumer = otlp.spans.find(
       (s) => s.service === 'switchboard-chats' && s.name === `process ${inbound}`,
     );

@@ -53,6 +53,13 @@ afterAll(async () => {
 
 const auth = (who: string) => ({ authorization: `Token ${who}` });
 
+/** An integer of POSIX seconds within a few seconds of now (plus `offset`). */
+function expectRecentSeconds(value: unknown, what: string, offset = 0): void {
+  const now = Math.floor(Date.now() / 1000) + offset;
+  expect([what, Number.isInteger(value)]).toEqual([what, true]);
+  expect([what, Math.abs((value as number) - now) <= 15]).toEqual([what, true]);
+}
+
 async function createVia(who: string, url: string, extra: Record<string, unknown> = {}) {
   const res = await app.inject({
     method: 'POST',
@@ -76,6 +83,10 @@ describe('webhook resources over HTTP', () => {
       headers: { 'X-Api-Key': 'k1' },
     });
     expect(created.secret).toMatch(/^whsec_/);
+    // Times are integer POSIX seconds, like every time of the inbox API.
+    expectRecentSeconds(created.created_at, 'created_at');
+    expectRecentSeconds(created.updated_at, 'updated_at');
+    expect(created).toMatchObject({ failing_since: null, previous_secret_expires_at: null });
     // The secret is a valid Standard Webhooks key.
     expect(() => new StandardWebhook(created.secret)).not.toThrow();
 
@@ -281,6 +292,24 @@ describe('webhook resources over HTTP', () => {
       await app.inject({ url: '/api/v1/webhooks/waba/?limit=2&offset=2', headers: auth('configurator') })
     ).json();
     expect(second.previous).toMatch(/offset=0$/);
+    // A limit past the maximum answers the largest page (100), as DRF's max_limit; below 1 is a 400.
+    const clamped = await app.inject({ url: '/api/v1/webhooks/waba/?limit=100000', headers: auth('admin') });
+    expect(clamped.statusCode).toBe(200);
+    expect(clamped.json().results).toHaveLength(Math.min(clamped.json().count, 100));
+    for (const bad of ['0', '-1', 'many', '1.5']) {
+      const refused = await app.inject({
+        url: `/api/v1/webhooks/waba/?limit=${bad}`,
+        headers: auth('admin'),
+      });
+      expect([bad, refused.statusCode, refused.json().code]).toEqual([bad, 400, 'validation_error']);
+    }
+    const deliveries = await app.inject({
+      url: `/api/v1/webhooks/waba/${first.results[0].id}/deliveries/?limit=100000`,
+      headers: auth('admin'),
+    });
+    expect(deliveries.statusCode).toBe(200);
+    expect(deliveries.json()).toMatchObject({ next: null, previous: null });
+    expect(deliveries.json().results).toHaveLength(deliveries.json().count);
   });
 
   it('tests a webhook, logs the attempt and shows it under deliveries', async () => {
@@ -322,6 +351,9 @@ describe('webhook resources over HTTP', () => {
       next: null,
       results: [{ trigger: 'test', success: true, status_code: 202, message_id: test.json().message_id }],
     });
+    const [attempt] = deliveries.json().results;
+    expectRecentSeconds(attempt.attempted_at, 'attempted_at');
+    expect(attempt.next_attempt_at).toBeNull();
   });
 
   it('logs awkward responses: NUL bytes dropped, quotes, braces, backslashes and Unicode kept', async () => {
@@ -351,7 +383,9 @@ describe('webhook resources over HTTP', () => {
     expect(rotated.statusCode).toBe(200);
     expect(rotated.json().secret).toMatch(/^whsec_/);
     expect(rotated.json().secret).not.toBe(created.secret);
-    expect(rotated.json().previous_secret_expires_at).not.toBeNull();
+    // The old secret keeps signing for 24 hours: POSIX seconds, a day from now.
+    expectRecentSeconds(rotated.json().previous_secret_expires_at, 'previous_secret_expires_at', 24 * 3600);
+    expectRecentSeconds(rotated.json().updated_at, 'updated_at');
     const replay = await app.inject({
       method: 'POST',
       url: `/api/v1/webhooks/waba/${created.id}/replay/`,
@@ -360,6 +394,26 @@ describe('webhook resources over HTTP', () => {
     });
     expect(replay.statusCode).toBe(202);
     expect(replay.json()).toEqual({ replayed: 0 });
+    // `since` takes POSIX seconds like every time of the API, or ISO 8601; before 1970 means all.
+    for (const since of [Math.floor(Date.now() / 1000) - 60, 0, '0001-01-01T00:00:00Z']) {
+      const res = await app.inject({
+        method: 'POST',
+        url: `/api/v1/webhooks/waba/${created.id}/replay/`,
+        headers: auth('alice'),
+        payload: { since },
+      });
+      expect([since, res.statusCode]).toEqual([since, 202]);
+    }
+    const tooLate = await app.inject({
+      method: 'POST',
+      url: `/api/v1/webhooks/waba/${created.id}/replay/`,
+      headers: auth('alice'),
+      payload: { since: 253_402_300_800 },
+    });
+    expect(tooLate.json()).toMatchObject({
+      code: 'validation_error',
+      fields: { since: [expect.any(String)] },
+    });
   });
 
   it('records webhook changes in the event log', async () => {

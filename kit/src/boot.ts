@@ -16,35 +16,58 @@ export const BaseEnvSchema = z.object({
 });
 export type BaseEnv = z.output<typeof BaseEnvSchema>;
 
-export interface Booted<DB> {
-  log: Logger;
-  db: Kysely<DB>;
+/** A process's connection to its instance: the NATS connection and the bus over it. */
+export interface BusConnection {
   nc: NatsConnection;
   bus: Bus;
 }
 
+export interface Booted<DB> extends BusConnection {
+  log: Logger;
+  db: Kysely<DB>;
+}
+
 /**
- * What every service does first, in the same order: logger, database pool, its own migrations
- * (under the service's migration lock), NATS, the instance's bus with its streams, and a log
- * line for every request handler that fails unexpectedly.
+ * Connects NATS (named `<name>/<instance>`), builds the instance's bus on it and ensures the
+ * instance's streams. Every request handler that fails unexpectedly is logged on `log`.
  */
-export async function bootService<DB>(opts: {
-  service: string;
+export async function connectBus(opts: {
+  name: string;
   config: BaseEnv;
-  migrations: readonly Migration[];
-}): Promise<Booted<DB>> {
-  const { service, config } = opts;
-  const log = createLogger(service, config.LOG_LEVEL);
-  const db = createDb<DB>({ url: config.DATABASE_URL, applicationName: `switchboard-${service}` });
-  const applied = await untilReachable(log, 'database', () => migrate(db, service, opts.migrations));
-  if (applied.length) log.info({ applied }, 'migrations applied');
-  const nc = await connectNats(config.NATS_URL, `${service}/${config.INSTANCE_ID}`);
+  log: Logger;
+}): Promise<BusConnection> {
+  const { name, config, log } = opts;
+  const nc = await connectNats(config.NATS_URL, `${name}/${config.INSTANCE_ID}`);
   const bus = await createBus(nc, config.INSTANCE_ID, {
     streamReplicas: config.NATS_STREAM_REPLICAS,
     // A request handler's unexpected failure reaches the caller only as `internal_error`.
     onServeError: (err, at) => log.error({ err, ...at }, 'request handler failed'),
   });
   await bus.ensureStreams();
+  return { nc, bus };
+}
+
+/**
+ * What every service does first, in the same order: logger, database pool, its own migrations
+ * (under the service's migration lock), NATS, the instance's bus with its streams, and a log
+ * line for every request handler that fails unexpectedly.
+ *
+ * Several services in one process (`services/inbox`) pass `shared`: the process's logger (each
+ * service logs on a child of it with `service` set) and its one NATS connection and bus; each
+ * service still gets its own pool and applies its own migrations.
+ */
+export async function bootService<DB>(opts: {
+  service: string;
+  config: BaseEnv;
+  migrations: readonly Migration[];
+  shared?: BusConnection & { log: Logger };
+}): Promise<Booted<DB>> {
+  const { service, config, shared } = opts;
+  const log = shared ? shared.log.child({ service }) : createLogger(service, config.LOG_LEVEL);
+  const db = createDb<DB>({ url: config.DATABASE_URL, applicationName: `switchboard-${service}` });
+  const applied = await untilReachable(log, 'database', () => migrate(db, service, opts.migrations));
+  if (applied.length) log.info({ applied }, 'migrations applied');
+  const { nc, bus } = shared ?? (await connectBus({ name: service, config, log }));
   return { log, db, nc, bus };
 }
 

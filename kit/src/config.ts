@@ -8,14 +8,17 @@ export function parseEnv<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv 
   throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
 }
 
-/** `true`/`false` in any case plus `1`/`0`/`yes`/`no`, as operators write them (the spec's overrides use `True`). */
-export const envBoolean = z.string().transform((v, ctx) => {
-  const s = v.trim().toLowerCase();
-  if (['true', '1', 'yes', 'on'].includes(s)) return true;
-  if (['false', '0', 'no', 'off', ''].includes(s)) return false;
-  ctx.addIssue({ code: 'custom', message: `expected a boolean, got "${v}"` });
-  return z.NEVER;
-});
+/** `true`/`false` in any case plus `1`/`0`/`yes`/`no`/`on`/`off`, as operators write them (the spec's overrides use `True`). */
+export const envBoolean = z
+  .string()
+  .trim()
+  .pipe(
+    z.stringbool({
+      truthy: ['true', '1', 'yes', 'on'],
+      falsy: ['false', '0', 'no', 'off', ''],
+      case: 'insensitive',
+    }),
+  );
 
 export const envPort = z.coerce.number().int().min(0).max(65535);
 

@@ -38,6 +38,11 @@ export function startTelemetry(serviceName: string, env: NodeJS.ProcessEnv = pro
           }),
         ]
       : [],
+    // Switchboard exports traces only. Left unset, the SDK builds OTLP metric and log exporters
+    // from the environment's defaults, and shutting those down retried against nothing for
+    // about 9 s on every stop.
+    metricReaders: [],
+    logRecordProcessors: [],
     instrumentations: [
       new HttpInstrumentation({
         // Health probes run every few seconds and would drown the traces that matter.

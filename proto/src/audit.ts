@@ -1,8 +1,12 @@
 import { z } from 'zod';
 import { defineConsumer, defineRpc, defineStream } from './contracts.ts';
 import { subjects } from './subjects.ts';
+import { posixSecondsSchema } from './time.ts';
 
-/** One event-log entry: who did what to which object. Stored by chats, which serves `audit_logs/`. */
+/**
+ * One event-log entry on the bus: who did what to which object. Stored by chats, which serves
+ * `audit_logs/` as `AuditLogSchema` (the same fields, `at` in POSIX seconds).
+ */
 export const AuditEntrySchema = z.object({
   id: z.uuid(),
   action: z
@@ -13,10 +17,16 @@ export const AuditEntrySchema = z.object({
   target_type: z.enum(['user', 'group', 'chat', 'webhook', 'tag', 'inbound']),
   target_id: z.string(),
   details: z.record(z.string(), z.unknown()),
-  /** Epoch milliseconds. */
+  /** Epoch milliseconds (a bus payload; the API answers seconds, see `AuditLogSchema`). */
   at: z.number().int().positive(),
 });
 export type AuditEntry = z.infer<typeof AuditEntrySchema>;
+
+/** An event-log entry as `audit_logs/` answers it. */
+export const AuditLogSchema = AuditEntrySchema.extend({
+  at: posixSecondsSchema('when it happened.'),
+}).meta({ id: 'AuditLog' });
+export type AuditLog = z.infer<typeof AuditLogSchema>;
 
 export const auditRecorded = defineStream({
   name: 'audit.recorded',
@@ -43,7 +53,7 @@ export const AuditListRequest = z.object({
 
 export const AuditListReply = z.object({
   count: z.number().int(),
-  results: z.array(AuditEntrySchema),
+  results: z.array(AuditLogSchema),
 });
 
 export const auditList = defineRpc({

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineStream } from './contracts.ts';
+import { WaIdSchema } from './network/common.ts';
 import { ChatAccessSubjectSchema } from './principal.ts';
 import { subjects } from './subjects.ts';
 
@@ -13,8 +14,11 @@ export const NetworkEventSchema = z.object({
   event_id: z.string().min(1).max(200),
   /** `message` and/or `status`: what the body carries (a body may carry both). */
   kinds: z.array(z.enum(['message', 'status', 'test', 'other'])).min(1),
-  /** Customers the body concerns (from `contacts`, `messages[].from`, `statuses[].recipient_id`). */
-  wa_ids: z.array(z.string()),
+  /**
+   * Customers the body concerns (from `contacts`, `messages[].from`, `statuses[].recipient_id`);
+   * only valid wa_ids (chats leaves out what is not one).
+   */
+  wa_ids: z.array(WaIdSchema),
   /**
    * The chats the body concerns with their assignment when chats processed it: the fan-out
    * delivers to a user's webhook only what its owner may read (`canReadChat`). Missing on

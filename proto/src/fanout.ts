@@ -4,6 +4,7 @@ import { NetworkEventSchema } from './events.ts';
 import type { InstanceId } from './instance.ts';
 import { PrincipalSchema } from './principal.ts';
 import { subjects } from './subjects.ts';
+import { posixSecondsSchema } from './time.ts';
 
 /**
  * Per-user webhooks: the management contracts the gateway calls on the fan-out service, the
@@ -157,13 +158,14 @@ export const WebhookSchema = z.object({
     .describe('true: one delivery at a time, in event order; false: up to 16 concurrent deliveries'),
   headers: z.record(z.string(), z.string()),
   disabled_reason: WebhookDisabledReasonSchema.nullable(),
-  failing_since: z.iso.datetime({ offset: true }).nullable().describe('Start of the current failure streak'),
-  previous_secret_expires_at: z.iso
-    .datetime({ offset: true })
-    .nullable()
-    .describe('While set and in the future, deliveries carry signatures of both the old and new secret'),
-  created_at: z.iso.datetime({ offset: true }),
-  updated_at: z.iso.datetime({ offset: true }),
+  failing_since: posixSecondsSchema(
+    'start of the current failure streak; null while deliveries succeed.',
+  ).nullable(),
+  previous_secret_expires_at: posixSecondsSchema(
+    'while set (and in the future), deliveries carry signatures of both the old and the new secret.',
+  ).nullable(),
+  created_at: posixSecondsSchema(),
+  updated_at: posixSecondsSchema(),
 });
 export type Webhook = z.infer<typeof WebhookSchema>;
 
@@ -189,9 +191,9 @@ export const DeliveryAttemptSchema = z.object({
   error_class: DeliveryErrorClassSchema.nullable(),
   error: z.string().nullable(),
   response_excerpt: z.string().nullable().describe('First 4 KB of the response body'),
-  next_attempt_at: z.iso.datetime({ offset: true }).nullable(),
+  next_attempt_at: posixSecondsSchema('when the event is tried again; null when it is not.').nullable(),
   dead_lettered: z.boolean(),
-  attempted_at: z.iso.datetime({ offset: true }),
+  attempted_at: posixSecondsSchema('when the attempt started.'),
 });
 export type DeliveryAttempt = z.infer<typeof DeliveryAttemptSchema>;
 
@@ -329,6 +331,7 @@ export const WebhookLifecycleEventSchema = z.object({
   /** Null when the fan-out itself acted (410, failing too long). */
   actor_user_id: z.number().int().positive().nullable(),
   url: z.string(),
+  /** Epoch milliseconds (a bus payload, never an API answer). */
   at: z.number().int().positive(),
 });
 export type WebhookLifecycleEvent = z.infer<typeof WebhookLifecycleEventSchema>;

@@ -14,4 +14,5 @@ export * from './outbox.ts';
 export * from './principal.ts';
 export * from './streams.ts';
 export * from './subjects.ts';
+export * from './time.ts';
 export * from './trace.ts';

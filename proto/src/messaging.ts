@@ -16,6 +16,7 @@ import {
 } from './network/outbound.ts';
 import { PrincipalSchema } from './principal.ts';
 import { subjects } from './subjects.ts';
+import { posixSecondsSchema } from './time.ts';
 
 // ---- the send request of the inbox API: the network's message types, addressed by wa_id ----
 
@@ -50,24 +51,37 @@ export type SendMessageRequest = z.infer<typeof SendMessageRequestSchema>;
 // ---- resources as chats returns them (user references by id; the gateway expands them) ----
 
 export const WabaStatusesSchema = z.object({
-  sent: z.number().int().optional(),
-  delivered: z.number().int().optional(),
-  read: z.number().int().optional(),
-  failed: z.object({ timestamp: z.number().int(), errors: z.array(z.unknown()) }).optional(),
+  sent: posixSecondsSchema().optional(),
+  delivered: posixSecondsSchema().optional(),
+  read: posixSecondsSchema().optional(),
+  failed: z.object({ timestamp: posixSecondsSchema(), errors: z.array(z.unknown()) }).optional(),
 });
 export type WabaStatuses = z.infer<typeof WabaStatusesSchema>;
 
 export const ContactSchema = z
   .object({
-    wa_id: z.string(),
-    waba_payload: z.object({ profile: z.object({ name: z.string() }), wa_id: z.string() }),
+    wa_id: WaIdSchema,
+    waba_payload: z.object({ profile: z.object({ name: z.string() }), wa_id: WaIdSchema }),
     initials: z.string(),
-    last_message_timestamp: z.number().int().nullable(),
+    last_message_timestamp: posixSecondsSchema('the chat’s latest message.').nullable(),
     resolved: z.boolean(),
-    messaging_window_expires_at: z.number().int().nullable(),
+    messaging_window_expires_at: posixSecondsSchema(
+      'end of the customer care window; free-form messages need it in the future.',
+    ).nullable(),
   })
   .meta({ id: 'Contact' });
 export type Contact = z.infer<typeof ContactSchema>;
+
+/**
+ * The spec's `before_time` / `since_time` of a Message: the cursors (POSIX seconds) that page
+ * the chat's messages from this one, for `messages/?before_time=` (older than this message) and
+ * `messages/?since_time=` (newer than it). A page never ends inside one second, so paging from
+ * the last message of a page loses and repeats nothing.
+ */
+export const MessagePageCursors = z.object({
+  before_time: posixSecondsSchema('pass as `before_time` to list the messages older than this one.'),
+  since_time: posixSecondsSchema('pass as `since_time` to list the messages newer than this one.'),
+});
 
 export const MessageRecordSchema = z.object({
   id: z.string(),
@@ -79,15 +93,16 @@ export const MessageRecordSchema = z.object({
   from_us: z.boolean(),
   received: z.boolean(),
   sender_user_id: z.number().int().nullable(),
-  timestamp: z.number().int(),
-  customer_wa_id: z.string(),
+  timestamp: posixSecondsSchema('when the message was sent (the network’s time for customer messages).'),
+  ...MessagePageCursors.shape,
+  customer_wa_id: WaIdSchema,
   tags: z.array(z.unknown()),
   chat_tags: z.array(z.unknown()),
 });
 export type MessageRecord = z.infer<typeof MessageRecordSchema>;
 
 export const ChatRecordSchema = z.object({
-  wa_id: z.string(),
+  wa_id: WaIdSchema,
   contact: ContactSchema,
   new_messages: z.number().int(),
   last_message: MessageRecordSchema.nullable(),
@@ -103,6 +118,11 @@ export type ChatRecord = z.infer<typeof ChatRecordSchema>;
 const withPrincipal = <T extends z.ZodRawShape>(shape: T) =>
   z.object({ principal: PrincipalSchema, ...shape });
 const rpc = (op: string) => (i: Parameters<typeof subjects.rpc>[0]) => subjects.rpc(i, 'chats', op);
+/** limit/offset of a list: the gateway clamps `limit` to the page size maximum before asking. */
+const PageRequest = {
+  limit: z.number().int().min(1).max(100),
+  offset: z.number().int().min(0),
+};
 
 export const sendMessage = defineRpc({
   name: 'chats.messages.send',
@@ -126,11 +146,18 @@ export const listMessages = defineRpc({
   subject: rpc('list_messages'),
   request: withPrincipal({
     wa_id: WaIdSchema,
+    /** Only messages older than this second, newest first. */
     before_time: z.number().int().optional(),
+    /** Only messages newer than this second: the oldest of them, answered newest first. */
     since_time: z.number().int().optional(),
     limit: z.number().int().min(1).max(100),
   }),
-  response: z.object({ results: z.array(MessageRecordSchema) }),
+  response: z.object({
+    /** Newest first; never ends inside one second (see `MessagePageCursors`). */
+    results: z.array(MessageRecordSchema),
+    /** Messages older than the last result exist. */
+    has_older: z.boolean(),
+  }),
 });
 
 export const getMessage = defineRpc({
@@ -151,11 +178,7 @@ export const ChatFiltersSchema = z.object({
 export const listChats = defineRpc({
   name: 'chats.chats.list',
   subject: rpc('list_chats'),
-  request: withPrincipal({
-    filters: ChatFiltersSchema,
-    limit: z.number().int().min(1).max(100),
-    offset: z.number().int().min(0),
-  }),
+  request: withPrincipal({ filters: ChatFiltersSchema, ...PageRequest }),
   response: z.object({ count: z.number().int(), results: z.array(ChatRecordSchema) }),
 });
 
@@ -189,14 +212,14 @@ export const markAsReceived = defineRpc({
   subject: rpc('mark_as_received'),
   request: withPrincipal({ customer_wa_id: WaIdSchema, timestamp: z.number().int().positive() }),
   response: z.object({
-    customer_wa_id: z.string(),
-    timestamp: z.number().int(),
+    customer_wa_id: WaIdSchema,
+    timestamp: posixSecondsSchema('the user’s read mark in this chat.'),
     new_messages: z.number().int(),
   }),
 });
 
 export const PersonSchema = z
-  .object({ wa_id: z.string(), profile_name: z.string(), first_seen_at: z.number().int() })
+  .object({ wa_id: WaIdSchema, profile_name: z.string(), first_seen_at: posixSecondsSchema() })
   .meta({ id: 'Person' });
 
 export const listPersons = defineRpc({
@@ -205,8 +228,7 @@ export const listPersons = defineRpc({
   request: z.object({
     principal: PrincipalSchema,
     search: z.string().max(100).optional(),
-    limit: z.number().int(),
-    offset: z.number().int(),
+    ...PageRequest,
   }),
   response: z.object({ count: z.number().int(), results: z.array(PersonSchema) }),
 });
@@ -214,10 +236,12 @@ export const listPersons = defineRpc({
 export const listTemplates = defineRpc({
   name: 'chats.templates.list',
   subject: rpc('list_templates'),
-  request: z.object({ refresh: z.boolean() }),
+  request: z.object({ refresh: z.boolean(), ...PageRequest }),
   response: z.object({
-    fetched_at: z.number().int(),
-    templates: z.array(z.looseObject({ name: z.string() })),
+    /** All templates of the number; `results` holds the page asked for. */
+    count: z.number().int(),
+    fetched_at: posixSecondsSchema('when the templates were read from the network.'),
+    results: z.array(z.looseObject({ name: z.string() })),
   }),
 });
 
@@ -232,8 +256,8 @@ export const WhatsappAccountSchema = z
 export const listWhatsappAccounts = defineRpc({
   name: 'chats.accounts.list',
   subject: rpc('list_accounts'),
-  request: z.object({}),
-  response: z.object({ results: z.array(WhatsappAccountSchema) }),
+  request: z.object(PageRequest),
+  response: z.object({ count: z.number().int(), results: z.array(WhatsappAccountSchema) }),
 });
 
 // ---- durable command: deliver a stored message to the network ----
@@ -265,17 +289,17 @@ export const InboundDeadLetterSchema = z
   .object({
     id: z.number().int(),
     stream_seq: z.number().int().describe('Sequence of the body in the instance’s inbound stream.'),
-    received_at: z.number().int().describe('Epoch milliseconds when the gateway accepted the body.'),
+    received_at: posixSecondsSchema('when the gateway accepted the body.'),
     signature_verified: z.boolean(),
-    wa_ids: z.array(z.string()).describe('Customers the body names, when it could be read.'),
+    wa_ids: z.array(WaIdSchema).describe('Customers the body names, when it could be read.'),
     body: z.string().describe('The body as received (UTF-8); its first 8 KiB when longer.'),
     body_bytes: z.number().int().describe('Size of the body as received.'),
     body_truncated: z.boolean(),
     error: z.string(),
     error_code: z.string().nullable().describe('SQLSTATE or error name of the failure.'),
     attempts: z.number().int(),
-    created_at: z.number().int().describe('Epoch milliseconds.'),
-    redriven_at: z.number().int().nullable().describe('Epoch milliseconds of the re-drive, if any.'),
+    created_at: posixSecondsSchema('when it was dead-lettered.'),
+    redriven_at: posixSecondsSchema('when it was re-driven; null until then.').nullable(),
     redrivable: z.boolean().describe('False for stream messages that were not a webhook envelope at all.'),
   })
   .meta({ id: 'InboundDeadLetter' });
@@ -284,11 +308,7 @@ export type InboundDeadLetter = z.infer<typeof InboundDeadLetterSchema>;
 export const listInboundDeadLetters = defineRpc({
   name: 'chats.inbound_dead_letters.list',
   subject: rpc('list_inbound_dead_letters'),
-  request: z.object({
-    limit: z.number().int().min(1).max(100),
-    offset: z.number().int().min(0),
-    redriven: z.boolean().optional(),
-  }),
+  request: z.object({ ...PageRequest, redriven: z.boolean().optional() }),
   response: z.object({ count: z.number().int(), results: z.array(InboundDeadLetterSchema) }),
 });
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ServiceError } from './errors.ts';
+import { WaIdSchema } from './network/common.ts';
 
 /**
  * Roles: `admin` manages the instance; `user` is an agent; `configurator` is the service
@@ -29,13 +30,13 @@ export const PrincipalSchema = z.object({
   role: RoleSchema,
   group_ids: z.array(z.number().int().positive()),
   permissions: PermissionsSchema,
-  assigned_wa_ids: z.array(z.string()),
+  assigned_wa_ids: z.array(WaIdSchema),
 });
 export type Principal = z.infer<typeof PrincipalSchema>;
 
 /** What the chat-permission rules need to know about a chat. */
 export const ChatAccessSubjectSchema = z.object({
-  wa_id: z.string(),
+  wa_id: WaIdSchema,
   assigned_to_user: z.number().int().positive().nullable(),
   assigned_group: z.number().int().positive().nullable(),
 });

@@ -13,16 +13,22 @@ import {
 } from '@switchboard/testkit';
 
 export const ADMIN = { username: 'admin', password: 'a sturdy operator phrase 7' };
+/** The instance secret every service of a test inbox gets (gateway and fanout must share it). */
+const TEST_SECRET_KEY = 'inbox-test-secret-key-0123456789abcdef';
 
 export interface Inbox {
   url: string;
   sandbox: SandboxHandle;
   db: TestDatabase;
   env: Record<string, string>;
+  /** With `singleProcess`, gateway, chats and fanout are the one `services/inbox` process. */
   gateway: ServiceProcess;
   chats: ServiceProcess;
   fanout: ServiceProcess | undefined;
-  /** Starts a fresh chats process (after the previous one was stopped or killed). */
+  /**
+   * Starts a fresh chats process (after the previous one was stopped or killed); with
+   * `singleProcess`, a fresh inbox process.
+   */
   restartChats(): Promise<void>;
   api(
     method: string,
@@ -43,6 +49,11 @@ export interface InboxOptions {
   statusDelaysMs?: { sent: number; delivered: number; read: number };
   /** Also run the fan-out worker. */
   fanout?: boolean;
+  /**
+   * Run gateway, chats and fanout as one process (`services/inbox/src/main.ts`, single-process
+   * mode) with the same environment the separate processes get; implies `fanout`.
+   */
+  singleProcess?: boolean;
   /** Extra environment for every service (e.g. OTEL_* to export traces). */
   env?: Record<string, string>;
 }
@@ -73,33 +84,47 @@ export async function startInbox(opts: InboxOptions = {}): Promise<Inbox> {
     WABA_WEBHOOK_SECRET: seed.webhookSecret,
     ...opts.env,
   };
-  const gateway = spawnService(join(repoRoot, 'services/gateway/src/main.ts'), {
-    ...env,
+  const gatewayEnv = {
     PORT: String(port),
-    INBOX_SECRET_KEY: 'inbox-test-secret-key-0123456789abcdef',
+    INBOX_SECRET_KEY: TEST_SECRET_KEY,
     INBOX_ADMIN_USERNAME: ADMIN.username,
     INBOX_ADMIN_PASSWORD: ADMIN.password,
-  });
+  };
+  const fanoutEnv = {
+    // The gateway's key: one instance secret for every service.
+    INBOX_SECRET_KEY: TEST_SECRET_KEY,
+    // Test receivers listen on loopback.
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    WEBHOOK_RETRY_SCHEDULE: '0s,200ms,500ms,1s',
+  };
   const chatsEntry = join(repoRoot, 'services/chats/src/main.ts');
+  // Single-process mode reads the union of the three environments (the same variable names).
+  const spawnInbox = () =>
+    spawnService(join(repoRoot, 'services/inbox/src/main.ts'), { ...env, ...gatewayEnv, ...fanoutEnv });
+  const single = opts.singleProcess ? spawnInbox() : undefined;
+  const gateway =
+    single ?? spawnService(join(repoRoot, 'services/gateway/src/main.ts'), { ...env, ...gatewayEnv });
   const inbox: Inbox = {
     url,
     sandbox,
     db,
     env,
     gateway,
-    chats: spawnService(chatsEntry, env),
-    fanout: opts.fanout
-      ? spawnService(join(repoRoot, 'services/fanout/src/main.ts'), {
-          ...env,
-          // The gateway's key: one instance secret for every service.
-          INBOX_SECRET_KEY: 'inbox-test-secret-key-0123456789abcdef',
-          // Test receivers listen on loopback.
-          WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-          WEBHOOK_RETRY_SCHEDULE: '0s,200ms,500ms,1s',
-        })
-      : undefined,
+    chats: single ?? spawnService(chatsEntry, env),
+    fanout:
+      single ??
+      (opts.fanout
+        ? spawnService(join(repoRoot, 'services/fanout/src/main.ts'), { ...env, ...fanoutEnv })
+        : undefined),
     async restartChats() {
-      inbox.chats = spawnService(chatsEntry, env);
+      if (opts.singleProcess) {
+        const next = spawnInbox();
+        inbox.gateway = next;
+        inbox.chats = next;
+        inbox.fanout = next;
+      } else {
+        inbox.chats = spawnService(chatsEntry, env);
+      }
     },
     api(method, path, o = {}) {
       return fetch(`${url}${path}`, {
@@ -127,7 +152,10 @@ export async function startInbox(opts: InboxOptions = {}): Promise<Inbox> {
       return (await res.json()) as { id: string };
     },
     async stop() {
-      await Promise.all([inbox.gateway.stop(), inbox.chats.stop(), inbox.fanout?.stop()]);
+      // Each process once (in single-process mode the three fields are one process: a second
+      // SIGTERM would make it exit at once).
+      const processes = new Set([inbox.gateway, inbox.chats, inbox.fanout].filter((p) => p !== undefined));
+      await Promise.all([...processes].map((p) => p.stop()));
       await sandbox.close();
       await db.drop();
     },
@@ -147,5 +175,16 @@ export async function startInbox(opts: InboxOptions = {}): Promise<Inbox> {
     30_000,
     () => `webhook registration (${inbox.chats.output()})`,
   );
+  // The fan-out serves webhook management once it has reconciled its consumers: until then a
+  // webhook request would find nobody answering (503).
+  const fanout = inbox.fanout;
+  if (fanout) {
+    const token = await inbox.login();
+    await waitFor(
+      async () => (await inbox.api('GET', '/api/v1/webhooks/waba/', { token })).status === 200,
+      30_000,
+      () => `fan-out answering (${fanout.output()})`,
+    );
+  }
   return inbox;
 }

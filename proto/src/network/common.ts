@@ -3,8 +3,14 @@ import { z } from 'zod';
 /** Every Cloud API body names its product; the network rejects anything else. */
 export const MessagingProductSchema = z.literal('whatsapp');
 
-/** A customer's WhatsApp id: digits only, country code first, no plus sign. */
-export const WaIdSchema = z.string().regex(/^\d{5,20}$/, 'digits only, with the country code, no plus sign');
+/**
+ * A customer's WhatsApp id: digits only (5 to 20), country code first, no plus sign. The one
+ * wa_id rule of the inbox: every schema that takes or returns a wa_id uses this one.
+ */
+export const WaIdSchema = z
+  .string()
+  .regex(/^\d{5,20}$/, 'digits only, with the country code, no plus sign')
+  .describe('The customer’s number in international format: 5 to 20 digits, no plus sign.');
 
 /**
  * A recipient as the network accepts it in `to` and `block_users[].user`: a phone number in

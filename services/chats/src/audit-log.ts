@@ -1,5 +1,12 @@
 import type { Logger, Subscription } from '@switchboard/kit';
-import { AuditEntrySchema, auditConsumer, auditList, type Bus, type Consumption } from '@switchboard/proto';
+import {
+  AuditLogSchema,
+  auditConsumer,
+  auditList,
+  type Bus,
+  type Consumption,
+  posixSeconds,
+} from '@switchboard/proto';
 import type { Kysely } from 'kysely';
 import type { ChatsDatabase } from './db.ts';
 import { insertAuditEntry } from './store/audit.ts';
@@ -40,7 +47,7 @@ export async function startAuditLog(deps: {
     return {
       count: Number(n),
       results: rows.map((r) =>
-        AuditEntrySchema.parse({
+        AuditLogSchema.parse({
           id: r.id,
           action: r.action,
           actor:
@@ -48,7 +55,7 @@ export async function startAuditLog(deps: {
           target_type: r.target_type,
           target_id: r.target_id,
           details: r.details,
-          at: r.at.getTime(),
+          at: posixSeconds(r.at),
         }),
       ),
     };

@@ -6,8 +6,11 @@ import {
   type InboundDeadLetter,
   listInboundDeadLetters,
   type Principal,
+  posixSeconds,
+  posixSecondsOrNull,
   redriveInboundDeadLetter,
   ServiceError,
+  WaIdSchema,
   wabaWebhookReceived,
 } from '@switchboard/proto';
 import type { Kysely, Selectable, Transaction } from 'kysely';
@@ -114,17 +117,18 @@ function view(row: Selectable<InboundDeadLettersTable>): InboundDeadLetter {
   return {
     id: row.id,
     stream_seq: row.stream_seq,
-    received_at: row.received_at.getTime(),
+    received_at: posixSeconds(row.received_at),
     signature_verified: row.signature_verified,
-    wa_ids: row.wa_ids,
+    // Read out of a body that could not be processed: what is not a wa_id is no customer.
+    wa_ids: row.wa_ids.filter((w) => WaIdSchema.safeParse(w).success),
     body: truncated ? body.slice(0, BODY_PREVIEW_CHARS).toWellFormed() : body,
     body_bytes: row.body.length,
     body_truncated: truncated,
     error: row.error.slice(0, ERROR_PREVIEW_CHARS),
     error_code: row.error_code,
     attempts: row.attempts,
-    created_at: row.created_at.getTime(),
-    redriven_at: row.redriven_at ? row.redriven_at.getTime() : null,
+    created_at: posixSeconds(row.created_at),
+    redriven_at: posixSecondsOrNull(row.redriven_at),
     redrivable: row.redrivable,
   };
 }

@@ -136,6 +136,11 @@ export async function startInboundConsumer(deps: {
           }
           if (!parsed) {
             log.warn({ seq: ctx.seq }, 'network webhook is not a messages body; kept and forwarded as is');
+          } else if (parsed.ignored) {
+            log.warn(
+              { seq: ctx.seq, ignored: parsed.ignored },
+              'network webhook names customers that are not wa_ids; those items are kept in the body only',
+            );
           }
           const base = eventOf(msg.body, parsed, msg.received_at);
           const event: NetworkEvent = { ...base, chats: await chatAccessSubjects(db, base.wa_ids) };

@@ -14,12 +14,13 @@ import {
   markAsReceived,
   type NetworkClient,
   type Principal,
+  posixSeconds,
   ServiceError,
   sendMessage,
   updateChat,
 } from '@switchboard/proto';
 import { type ExpressionBuilder, type Kysely, type Selectable, sql } from 'kysely';
-import type { ChatsDatabase, ChatsTable } from './db.ts';
+import type { ChatsDatabase, ChatsTable, MessagesTable } from './db.ts';
 import { containsPattern } from './domain/search.ts';
 import { assertMayWrite, createSender } from './send.ts';
 import { chatAuditEntry, insertAuditEntry } from './store/audit.ts';
@@ -53,6 +54,43 @@ function assignedToCaller(eb: ExpressionBuilder<ChatsDatabase & { c: ChatsTable 
   ]);
 }
 
+/** Most messages of one second a page takes when the whole page is that second. */
+const SAME_SECOND_MAX = 1000;
+
+/**
+ * A page of one chat's messages that never ends inside one second: the cursors are seconds
+ * (`before_time`/`since_time`), so a page ending between two messages of the same second would
+ * make the next page skip the rest of that second. Such a page ends before that second instead,
+ * or, when the whole page is that one second, takes all of it (up to `SAME_SECOND_MAX`).
+ * `since_time` alone pages forward: the oldest messages newer than it. Newest first either way.
+ */
+async function messagePage(
+  db: Db,
+  r: { wa_id: string; before_time?: number | undefined; since_time?: number | undefined; limit: number },
+): Promise<Selectable<MessagesTable>[]> {
+  const forward = r.since_time !== undefined && r.before_time === undefined;
+  const dir = forward ? 'asc' : 'desc';
+  let q = db.selectFrom('messages').selectAll().where('wa_id', '=', r.wa_id);
+  if (r.before_time !== undefined) q = q.where('timestamp', '<', r.before_time);
+  if (r.since_time !== undefined) q = q.where('timestamp', '>', r.since_time);
+  const ordered = (query: typeof q) =>
+    query.orderBy('timestamp', dir).orderBy('created_at', dir).orderBy('id', dir);
+  const rows = await ordered(q)
+    .limit(r.limit + 1)
+    .execute();
+  let page = rows.slice(0, r.limit);
+  const last = page.at(-1);
+  if (rows.length > r.limit && last && rows[r.limit]?.timestamp === last.timestamp) {
+    const before = page.filter((m) => m.timestamp !== last.timestamp);
+    page = before.length
+      ? before
+      : await ordered(q.where('timestamp', '=', last.timestamp))
+          .limit(SAME_SECOND_MAX)
+          .execute();
+  }
+  return forward ? page.reverse() : page;
+}
+
 export function startRpc(deps: RpcDeps): Subscription[] {
   const { db, bus, log } = deps;
   const sender = createSender({ db, bus, log });
@@ -75,15 +113,21 @@ export function startRpc(deps: RpcDeps): Subscription[] {
       listMessages,
       async (r) => {
         const chat = await readableChat(db, r.principal, r.wa_id);
-        let q = db.selectFrom('messages').selectAll().where('wa_id', '=', r.wa_id);
-        if (r.before_time !== undefined) q = q.where('timestamp', '<', r.before_time);
-        if (r.since_time !== undefined) q = q.where('timestamp', '>', r.since_time);
-        const rows = await q
-          .orderBy('timestamp', 'desc')
-          .orderBy('created_at', 'desc')
-          .limit(r.limit)
-          .execute();
-        return { results: await messageRecords(db, rows, new Map([[chat.wa_id, chat]])) };
+        const rows = await messagePage(db, r);
+        const oldest = rows.at(-1);
+        const older =
+          oldest &&
+          (await db
+            .selectFrom('messages')
+            .select('id')
+            .where('wa_id', '=', r.wa_id)
+            .where('timestamp', '<', oldest.timestamp)
+            .limit(1)
+            .executeTakeFirst());
+        return {
+          results: await messageRecords(db, rows, new Map([[chat.wa_id, chat]])),
+          has_older: Boolean(older),
+        };
       },
       queue,
     ),
@@ -286,7 +330,7 @@ export function startRpc(deps: RpcDeps): Subscription[] {
           results: rows.map((p) => ({
             wa_id: p.wa_id,
             profile_name: p.profile_name,
-            first_seen_at: Math.floor(p.first_seen_at.getTime() / 1000),
+            first_seen_at: posixSeconds(p.first_seen_at),
           })),
         };
       },
@@ -309,11 +353,19 @@ export function startRpc(deps: RpcDeps): Subscription[] {
               });
           }
         }
-        return { fetched_at: Math.floor(templates.at / 1000), templates: templates.list };
+        return {
+          count: templates.list.length,
+          fetched_at: posixSeconds(templates.at),
+          results: templates.list.slice(r.offset, r.offset + r.limit),
+        };
       },
       queue,
     ),
 
-    bus.serve(listWhatsappAccounts, async () => ({ results: [deps.account] }), queue),
+    bus.serve(
+      listWhatsappAccounts,
+      async (r) => ({ count: 1, results: [deps.account].slice(r.offset, r.offset + r.limit) }),
+      queue,
+    ),
   ];
 }

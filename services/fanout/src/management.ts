@@ -5,6 +5,8 @@ import {
   type DeliveryAttempt,
   type fanoutRpc,
   type Principal,
+  posixSeconds,
+  posixSecondsOrNull,
   ServiceError,
   type TestOutcome,
   type Webhook,
@@ -47,10 +49,6 @@ export function managesAll(p: Principal): boolean {
 
 const notFound = () => new ServiceError('not_found', 'No such webhook.');
 
-function iso(d: Date | null): string | null {
-  return d ? d.toISOString() : null;
-}
-
 export function toWebhook(row: WebhookRow): Webhook {
   return {
     id: row.id,
@@ -60,13 +58,13 @@ export function toWebhook(row: WebhookRow): Webhook {
     ordered: row.ordered,
     headers: row.headers,
     disabled_reason: row.disabled_reason,
-    failing_since: iso(row.failing_since),
+    failing_since: posixSecondsOrNull(row.failing_since),
     previous_secret_expires_at:
       row.previous_secret_expires_at && row.previous_secret_expires_at.getTime() > Date.now()
-        ? row.previous_secret_expires_at.toISOString()
+        ? posixSeconds(row.previous_secret_expires_at)
         : null,
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
+    created_at: posixSeconds(row.created_at),
+    updated_at: posixSeconds(row.updated_at),
   };
 }
 
@@ -84,9 +82,9 @@ function toAttempt(row: Selectable<WebhookAttemptsTable>): DeliveryAttempt {
     error_class: (row.error_class as DeliveryAttempt['error_class']) ?? null,
     error: row.error,
     response_excerpt: row.response_excerpt,
-    next_attempt_at: iso(row.next_attempt_at),
+    next_attempt_at: posixSecondsOrNull(row.next_attempt_at),
     dead_lettered: row.dead_lettered,
-    attempted_at: row.attempted_at.toISOString(),
+    attempted_at: posixSeconds(row.attempted_at),
   };
 }
 

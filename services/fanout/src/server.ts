@@ -9,7 +9,7 @@ import {
 import { loadConfig, settingsFromConfig } from './config.ts';
 import type { FanoutDatabase } from './db.ts';
 import { createFanoutMigrations } from './migrations/index.ts';
-import { checkSecretsKey, createWebhookSecretsBox } from './sealing.ts';
+import { createWebhookSecretsBox } from './sealing.ts';
 import { createFanout } from './service.ts';
 
 export async function runFanout(telemetry: Telemetry): Promise<void> {
@@ -21,11 +21,6 @@ export async function runFanout(telemetry: Telemetry): Promise<void> {
     config,
     migrations: createFanoutMigrations(box),
   });
-  await checkSecretsKey(db, box);
-  if (settings.allowPrivateTargets) {
-    log.warn('WEBHOOK_ALLOW_PRIVATE_TARGETS is set: webhooks may reach private and loopback addresses');
-  }
-
   const fanout = await createFanout({ db, bus, log, settings, box });
   await fanout.start();
   log.info(

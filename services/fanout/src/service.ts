@@ -11,12 +11,16 @@ import { createSupervisor, type Supervisor } from './delivery/supervisor.ts';
 import { createAnnouncer, FANOUT_OUTBOX, fanoutOutboxContracts } from './lifecycle.ts';
 import { createWebhookManager, type WebhookManager } from './management.ts';
 import { serveWebhookRpc } from './rpc.ts';
+import { checkSecretsKey } from './sealing.ts';
 import type { FanoutSettings } from './settings.ts';
 
 export interface Fanout {
   readonly manager: WebhookManager;
   readonly supervisor: Supervisor;
-  /** Reconciles the consumers, then serves the management requests. */
+  /**
+   * Refuses a key that does not open the stored secrets, reconciles the consumers, then serves
+   * the management requests.
+   */
   start(): Promise<void>;
   stats(): { attempts: number; webhooks: number };
   /** Stops taking requests and messages, lets attempts in flight finish, flushes the attempt log. */
@@ -25,8 +29,8 @@ export interface Fanout {
 
 /**
  * One fanout worker, wired from its dependencies. The process entry point (server.ts), the
- * tests and the benchmark all build it the same way; the database must be migrated and the
- * instance's streams must exist.
+ * single-process inbox (`services/inbox`), the tests and the benchmark all build it the same
+ * way; the database must be migrated and the instance's streams must exist.
  */
 export async function createFanout(deps: {
   db: Kysely<FanoutDatabase>;
@@ -90,6 +94,10 @@ export async function createFanout(deps: {
     manager,
     supervisor,
     async start() {
+      await checkSecretsKey(db, box);
+      if (settings.allowPrivateTargets) {
+        log.warn('WEBHOOK_ALLOW_PRIVATE_TARGETS is set: webhooks may reach private and loopback addresses');
+      }
       outbox.start();
       owners.start();
       await supervisor.start();

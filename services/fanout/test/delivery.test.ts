@@ -85,7 +85,14 @@ describe('delivery', () => {
       [3, 200, true],
     ]);
     expect(forEvent[0]?.response_excerpt).toBe('boom');
-    expect(forEvent[0]?.next_attempt_at).not.toBeNull();
+    // Times are integer POSIX seconds, like every time of the inbox API.
+    const now = Math.floor(Date.now() / 1000);
+    const [first] = forEvent;
+    expect(Number.isInteger(first?.attempted_at)).toBe(true);
+    expect(Math.abs((first?.attempted_at ?? 0) - now)).toBeLessThanOrEqual(15);
+    expect(Number.isInteger(first?.next_attempt_at)).toBe(true);
+    expect(first?.next_attempt_at).toBeGreaterThanOrEqual(first?.attempted_at ?? Number.POSITIVE_INFINITY);
+    expect(forEvent[2]?.next_attempt_at).toBeNull();
   });
 
   it('keeps healthy webhooks fast while one endpoint is dead and one takes 5 s', async () => {
@@ -148,7 +155,10 @@ describe('delivery', () => {
     const hook = await h.createWebhook(r.url);
     const rotated = await h.bus.request(fanoutRpc.rotateSecret, { principal: admin, id: hook.id });
     expect(rotated.secret).not.toBe(hook.secret);
-    expect(rotated.previous_secret_expires_at).not.toBeNull();
+    // POSIX seconds, in the future: the grace period of the old secret.
+    expect(Number.isInteger(rotated.previous_secret_expires_at)).toBe(true);
+    expect(rotated.previous_secret_expires_at).toBeGreaterThan(Math.floor(Date.now() / 1000));
+    expect(rotated.previous_secret_expires_at).toBeLessThan(Date.now());
     const event = await publishEvent(h.bus);
     await waitFor(async () => r.forEvent(event.event_id).length === 1, 10_000, 'delivery');
     const [got] = r.forEvent(event.event_id);

@@ -52,7 +52,14 @@ it('continues the trace of the network webhook through the delivery attempt', as
     async () =>
       exporter
         .getFinishedSpans()
-        .some((s) => s.name.startsWith('process ') && s.spanContext().traceId === traceId),
+        // The delivery's CONSUMER span; the owner's rights lookup adds request/reply spans
+        // (`process <subject>` too) to the same trace.
+        .some(
+          (s) =>
+            s.kind === SpanKind.CONSUMER &&
+            s.name.startsWith('process ') &&
+            s.spanContext().traceId === traceId,
+        ),
     5_000,
     'consumer span',
   );

@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { mkdtemp } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -11,7 +12,14 @@ import {
   pingDb,
   pingNats,
 } from '@switchboard/kit';
-import { createBus, instanceId, streamName } from '@switchboard/proto';
+import {
+  createBus,
+  ensureConfigurator,
+  instanceId,
+  principalLookup,
+  ServiceError,
+  streamName,
+} from '@switchboard/proto';
 import {
   freshDatabase,
   type TestDatabase,
@@ -27,6 +35,7 @@ import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import type { GatewayDatabase } from '../src/identity/db.ts';
 import { createMailer } from '../src/identity/mailer.ts';
+import { createGateway } from '../src/service.ts';
 
 const SECRET = 'app-secret';
 const log = createLogger('gateway-test', 'silent');
@@ -241,5 +250,48 @@ describe('network webhook receiver', () => {
       });
       expect(res.statusCode).toBe(400);
     }
+  });
+});
+
+describe('composition root (createGateway)', () => {
+  it('creates the first admin, serves the gateway requests and listens on start; stops all of it', async () => {
+    // An instance of its own: no other responder for its gateway requests.
+    const bus = await createBus(nc, instanceId(uniqueInstanceId()));
+    await bus.ensureStreams();
+    const admin = { username: 'composed-admin', password: 'a sturdy operator phrase 7' };
+    const gateway = await createGateway({
+      db,
+      bus,
+      log,
+      config: config({
+        PORT: '0',
+        INBOX_ADMIN_USERNAME: admin.username,
+        INBOX_ADMIN_PASSWORD: admin.password,
+      }),
+    });
+    // Built, not listening: usable with inject() before start.
+    expect((await gateway.app.inject({ url: '/api/v1/status/health/' })).statusCode).toBe(200);
+    await gateway.start();
+    const { port } = gateway.app.server.address() as AddressInfo;
+    const url = `http://127.0.0.1:${port}`;
+    expect((await fetch(`${url}/api/v1/status/health/`)).status).toBe(200);
+    const login = await fetch(`${url}/api/v1/auth/token/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(admin),
+    });
+    expect(login.status).toBe(200);
+
+    const configurator = await bus.request(ensureConfigurator, { username: 'composed-configurator' });
+    const { principal } = await bus.request(principalLookup, { user_id: configurator.user_id });
+    expect(principal).toMatchObject({ user_id: configurator.user_id, role: 'configurator' });
+
+    await gateway.stop();
+    await expect(fetch(`${url}/api/v1/status/health/`)).rejects.toThrow();
+    const after = await bus
+      .request(principalLookup, { user_id: configurator.user_id }, { timeoutMs: 1_000 })
+      .catch((err: unknown) => err);
+    expect(after).toBeInstanceOf(ServiceError);
+    expect((after as ServiceError).code).toBe('service_unavailable');
   });
 });

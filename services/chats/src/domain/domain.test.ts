@@ -89,10 +89,10 @@ describe('parseNetworkBody', () => {
             {
               field: 'messages',
               value: {
-                contacts: [{ profile: { name: 'Ana' }, wa_id: '4915' }],
+                contacts: [{ profile: { name: 'Ana' }, wa_id: '49151' }],
                 messages: [
                   {
-                    from: '4915',
+                    from: '49151',
                     id: 'w1',
                     timestamp: '100',
                     type: 'hologram',
@@ -104,7 +104,7 @@ describe('parseNetworkBody', () => {
                     id: 'w0',
                     status: 'read',
                     timestamp: '90',
-                    recipient_id: '4915',
+                    recipient_id: '49151',
                     conversation: { id: 'c', expiration_timestamp: '5000' },
                   },
                 ],
@@ -115,10 +115,11 @@ describe('parseNetworkBody', () => {
       ],
     });
     const parsed = parseNetworkBody(body);
-    expect(parsed?.contacts).toEqual([{ wa_id: '4915', name: 'Ana' }]);
+    expect(parsed?.contacts).toEqual([{ wa_id: '49151', name: 'Ana' }]);
+    expect(parsed?.ignored).toBe(0);
     expect(parsed?.messages[0]).toMatchObject({
       wamid: 'w1',
-      from: '4915',
+      from: '49151',
       timestamp: 100,
       type: 'hologram',
       fromAd: true,
@@ -133,7 +134,28 @@ describe('parseNetworkBody', () => {
       contacts: [],
       messages: [],
       statuses: [],
+      ignored: 0,
     });
+  });
+
+  it('leaves out customers that are not wa_ids (digits only, 5 to 20), keeping the others', () => {
+    const value = {
+      contacts: [
+        { profile: { name: 'Plus' }, wa_id: '+4915112345678' },
+        { profile: { name: 'Ana' }, wa_id: '4915112345678' },
+      ],
+      messages: [
+        { from: 'abc12345', id: 'w1', timestamp: '100', type: 'text' },
+        { from: '1234', id: 'w2', timestamp: '100', type: 'text' },
+        { from: '4915112345678', id: 'w3', timestamp: '100', type: 'text' },
+      ],
+      statuses: [{ id: 'w0', status: 'read', timestamp: '90', recipient_id: '49 151 123' }],
+    };
+    const parsed = parseNetworkBody(JSON.stringify({ entry: [{ changes: [{ value }] }] }));
+    expect(parsed?.contacts.map((c) => c.wa_id)).toEqual(['4915112345678']);
+    expect(parsed?.messages.map((m) => m.wamid)).toEqual(['w3']);
+    expect(parsed?.statuses).toEqual([]);
+    expect(parsed?.ignored).toBe(4);
   });
 });
 

@@ -1,3 +1,4 @@
+import { WaIdSchema } from '@switchboard/proto';
 import { z } from 'zod';
 
 // Lenient on purpose: a message type the network adds tomorrow must be stored as it came,
@@ -65,7 +66,15 @@ export interface ParsedBody {
   contacts: Array<{ wa_id: string; name: string }>;
   messages: ParsedMessage[];
   statuses: ParsedStatus[];
+  /**
+   * Contacts, messages and statuses left out because the customer they name is not a wa_id
+   * (the inbox's one rule, `WaIdSchema`): no chat can be addressed by it. The body itself is
+   * still kept as received and forwarded.
+   */
+  ignored: number;
 }
+
+const isWaId = (v: string) => WaIdSchema.safeParse(v).success;
 
 /** What the inbox reads out of a network webhook body; `null` when it is not one at all. */
 export function parseNetworkBody(raw: string): ParsedBody | null {
@@ -77,13 +86,20 @@ export function parseNetworkBody(raw: string): ParsedBody | null {
   }
   const parsed = Body.safeParse(json);
   if (!parsed.success) return null;
-  const out: ParsedBody = { contacts: [], messages: [], statuses: [] };
+  const out: ParsedBody = { contacts: [], messages: [], statuses: [], ignored: 0 };
   for (const entry of parsed.data.entry ?? []) {
     for (const change of entry.changes ?? []) {
       const v = change.value;
       if (!v) continue;
-      for (const c of v.contacts ?? []) out.contacts.push({ wa_id: c.wa_id, name: c.profile?.name ?? '' });
+      for (const c of v.contacts ?? []) {
+        if (!isWaId(c.wa_id)) out.ignored++;
+        else out.contacts.push({ wa_id: c.wa_id, name: c.profile?.name ?? '' });
+      }
       for (const m of v.messages ?? []) {
+        if (!isWaId(m.from)) {
+          out.ignored++;
+          continue;
+        }
         out.messages.push({
           wamid: m.id,
           from: m.from,
@@ -94,6 +110,10 @@ export function parseNetworkBody(raw: string): ParsedBody | null {
         });
       }
       for (const s of v.statuses ?? []) {
+        if (!isWaId(s.recipient_id)) {
+          out.ignored++;
+          continue;
+        }
         const exp = s.conversation?.expiration_timestamp;
         out.statuses.push({
           wamid: s.id,

@@ -84,6 +84,9 @@ export async function messageRecords(
         received: m.received,
         sender_user_id: m.sender_user_id,
         timestamp: m.timestamp,
+        // Pages never end inside one second, so this message's own second is the cursor both ways.
+        before_time: m.timestamp,
+        since_time: m.timestamp,
         customer_wa_id: m.wa_id,
         tags: [],
         chat_tags: [],

@@ -1,4 +1,4 @@
-import { ChatAccessSchema, RoleSchema } from '@switchboard/proto';
+import { ChatAccessSchema, RoleSchema, WaIdSchema } from '@switchboard/proto';
 import { z } from 'zod';
 
 /** The largest PostgreSQL `integer`: every row id of the inbox is one. */
@@ -30,7 +30,7 @@ export const UserOut = z
     profile: z.object({ role: RoleSchema, is_available: z.boolean() }),
     groups: z.array(GroupOut),
     permissions: PermissionsOut,
-    assigned_wa_ids: z.array(z.string()),
+    assigned_wa_ids: z.array(WaIdSchema),
     is_active: z.boolean(),
   })
   .meta({
@@ -48,7 +48,6 @@ const Username = z
   .min(1)
   .max(150)
   .regex(/^[\w.@+-]+$/, 'Letters, digits and @/./+/-/_ only.');
-const WaId = z.string().regex(/^\d{6,20}$/, 'A wa_id is the number in international format, digits only.');
 
 export const UserCreate = z.object({
   username: Username,
@@ -68,7 +67,7 @@ export const UserCreate = z.object({
     .optional(),
   groups: z.array(Id).optional().describe('Group ids.'),
   permissions: PermissionsOut.partial().optional(),
-  assigned_wa_ids: z.array(WaId).optional(),
+  assigned_wa_ids: z.array(WaIdSchema).optional(),
 });
 export type UserCreate = z.infer<typeof UserCreate>;
 
@@ -78,19 +77,5 @@ export const UserUpdate = UserCreate.partial().extend({
 export type UserUpdate = z.infer<typeof UserUpdate>;
 
 export const GroupIn = z.object({ name: z.string().trim().min(1).max(150) });
-
-export const Pagination = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-  offset: z.coerce.number().int().min(0).default(0),
-});
-
-export function page<T extends z.ZodType>(item: T) {
-  return z.object({
-    count: z.number().int(),
-    next: z.string().nullable(),
-    previous: z.string().nullable(),
-    results: z.array(item),
-  });
-}
 
 export const IdParam = z.object({ id: IdText });

@@ -1,13 +1,8 @@
-import { type HttpServer, pageLinks } from '@switchboard/kit';
-import { AuditEntrySchema, auditList, type Bus } from '@switchboard/proto';
+import { type HttpServer, Pagination, page, pageOf } from '@switchboard/kit';
+import { AuditEntrySchema, AuditLogSchema, auditList, type Bus } from '@switchboard/proto';
 import { z } from 'zod';
 import type { Guards } from '../identity/authenticate.ts';
-import { Pagination, page } from '../identity/schemas.ts';
 import { callService } from './bus-call.ts';
-
-const AuditLogOut = AuditEntrySchema.extend({ at: z.number().describe('Epoch milliseconds.') }).meta({
-  id: 'AuditLog',
-});
 
 export function registerAuditLogRoutes(
   app: HttpServer,
@@ -22,26 +17,26 @@ export function registerAuditLogRoutes(
         summary: 'Event log',
         description:
           'Chats assigned, resolved and reopened, users and groups changed…, newest first. ' +
-          'Filter by `target_type`, `target_id`, `action`.',
+          'Filter by `target_type`, `target_id`, `action`. `at` is in POSIX seconds.',
         security: [{ token: [] }],
         querystring: Pagination.extend({
           target_type: AuditEntrySchema.shape.target_type.optional(),
           target_id: z.string().optional(),
           action: z.string().optional(),
         }),
-        response: { 200: page(AuditLogOut) },
+        response: { 200: page(AuditLogSchema) },
       },
     },
     async (req) => {
       const { limit, offset, target_type, target_id, action } = req.query;
-      const { count, results } = await callService(deps.bus, auditList, {
+      const found = await callService(deps.bus, auditList, {
         limit,
         offset,
         ...(target_type && { target_type }),
         ...(target_id && { target_id }),
         ...(action && { action }),
       });
-      return { count, ...pageLinks(req.url, deps.publicUrl, count, limit, offset), results };
+      return pageOf(req.url, deps.publicUrl, req.query, found);
     },
   );
 }

@@ -1,8 +1,8 @@
-import { type HttpServer, pageLinks } from '@switchboard/kit';
+import { type HttpServer, Pagination, page, pageOf } from '@switchboard/kit';
 import { z } from 'zod';
 import { type Guards, principalOf } from '../identity/authenticate.ts';
 import type { Groups } from '../identity/groups.ts';
-import { GroupIn, GroupOut, IdParam, Pagination, page } from '../identity/schemas.ts';
+import { GroupIn, GroupOut, IdParam } from '../identity/schemas.ts';
 
 const tags = ['groups'];
 const security = [{ token: [] }];
@@ -30,8 +30,7 @@ export function registerGroupRoutes(
     },
     async (req) => {
       const { limit, offset } = req.query;
-      const { count, results } = await groups.list(limit, offset);
-      return { count, ...pageLinks(req.url, deps.publicUrl, count, limit, offset), results };
+      return pageOf(req.url, deps.publicUrl, req.query, await groups.list(limit, offset));
     },
   );
   app.post(

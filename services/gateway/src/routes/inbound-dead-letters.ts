@@ -1,4 +1,4 @@
-import { type HttpServer, InboxErrorSchema, pageLinks } from '@switchboard/kit';
+import { type HttpServer, InboxErrorSchema, Pagination, page, pageOf } from '@switchboard/kit';
 import {
   type Bus,
   InboundDeadLetterSchema,
@@ -7,7 +7,6 @@ import {
 } from '@switchboard/proto';
 import { z } from 'zod';
 import { type Guards, principalOf } from '../identity/authenticate.ts';
-import { Pagination, page } from '../identity/schemas.ts';
 import { callService } from './bus-call.ts';
 
 const tags = ['network webhook'];
@@ -43,12 +42,12 @@ export function registerInboundDeadLetterRoutes(
     },
     async (req) => {
       const { limit, offset, redriven } = req.query;
-      const { count, results } = await callService(deps.bus, listInboundDeadLetters, {
+      const found = await callService(deps.bus, listInboundDeadLetters, {
         limit,
         offset,
         ...(redriven !== undefined && { redriven }),
       });
-      return { count, ...pageLinks(req.url, deps.publicUrl, count, limit, offset), results };
+      return pageOf(req.url, deps.publicUrl, req.query, found);
     },
   );
 

@@ -1,4 +1,4 @@
-import { type HttpServer, InboxErrorSchema, pageLinks } from '@switchboard/kit';
+import { type HttpServer, InboxErrorSchema, PageLimit, Pagination, page, pageOf } from '@switchboard/kit';
 import {
   assignChat,
   type Bus,
@@ -11,9 +11,11 @@ import {
   listPersons,
   listTemplates,
   listWhatsappAccounts,
+  MessagePageCursors,
   type MessageRecord,
   markAsReceived,
   PersonSchema,
+  posixSecondsSchema,
   SendMessageRequestSchema,
   ServiceError,
   sendMessage,
@@ -25,7 +27,7 @@ import {
 import { z } from 'zod';
 import { type Guards, principalOf } from '../identity/authenticate.ts';
 import type { Groups } from '../identity/groups.ts';
-import { GroupOut, Id, IdText, Pagination, page, UserOut } from '../identity/schemas.ts';
+import { GroupOut, Id, IdText, UserOut } from '../identity/schemas.ts';
 import type { Users } from '../identity/users.ts';
 import { callService } from './bus-call.ts';
 
@@ -56,8 +58,9 @@ export const MessageOut = z
         'Customer messages: an inbox user marked them read (`mark_as_received/`). Always false for ours.',
       ),
     sender: UserOut.nullable().describe('The inbox user who sent it; null for customer messages.'),
-    timestamp: z.number().int().describe('POSIX seconds.'),
-    customer_wa_id: z.string(),
+    timestamp: posixSecondsSchema('when the message was sent (the network’s time for customer messages).'),
+    ...MessagePageCursors.shape,
+    customer_wa_id: WaIdSchema,
     tags: z.array(z.unknown()),
     chat_tags: z.array(z.unknown()),
   })
@@ -66,7 +69,7 @@ type MessageOut = z.infer<typeof MessageOut>;
 
 export const ChatOut = z
   .object({
-    wa_id: z.string(),
+    wa_id: WaIdSchema,
     contact: ContactSchema,
     new_messages: z.number().int(),
     last_message: MessageOut.nullable(),
@@ -177,17 +180,39 @@ export function registerMessagingRoutes(app: HttpServer, deps: MessagingRouteDep
         security,
         summary: 'List messages of a chat',
         description:
-          'Newest first. Page with `before_time` (older than) or `since_time` (newer than), POSIX seconds.',
+          'Newest first. Page with `before_time` (older than) or `since_time` (newer than), POSIX seconds: ' +
+          'every Message carries both cursors, and `next` (older) and `previous` (newer) are the links built from ' +
+          'the last and the first message of the page. A page never ends inside one second, so it may hold ' +
+          'fewer than `limit` messages (or, for one second with more than `limit` messages, more).',
         querystring: z.object({
           wa_id: WaIdSchema,
-          before_time: z.coerce.number().int().optional(),
-          since_time: z.coerce.number().int().optional(),
-          limit: z.coerce.number().int().min(1).max(100).default(20),
+          before_time: z.coerce
+            .number()
+            .int()
+            .optional()
+            .describe('POSIX seconds: only messages older than this (a message’s `before_time`).'),
+          since_time: z.coerce
+            .number()
+            .int()
+            .optional()
+            .describe(
+              'POSIX seconds: only messages newer than this (a message’s `since_time`), the oldest of them first ' +
+                'in line for the page.',
+            ),
+          limit: PageLimit,
         }),
         response: {
           200: z.object({
-            next: z.string().nullable(),
-            previous: z.string().nullable(),
+            next: z
+              .string()
+              .nullable()
+              .describe('Older messages: `before_time` of the last message; null when none.'),
+            previous: z
+              .string()
+              .nullable()
+              .describe(
+                'Newer messages: `since_time` of the first message (also the way to poll for new ones).',
+              ),
             results: z.array(MessageOut),
           }),
         },
@@ -195,14 +220,15 @@ export function registerMessagingRoutes(app: HttpServer, deps: MessagingRouteDep
     },
     async (req) => {
       const q = req.query;
-      const { results } = await callService(bus, listMessages, {
+      const { results, has_older } = await callService(bus, listMessages, {
         principal: principalOf(req),
         wa_id: q.wa_id,
         limit: q.limit,
         ...(q.before_time !== undefined && { before_time: q.before_time }),
         ...(q.since_time !== undefined && { since_time: q.since_time }),
       });
-      const oldest = results[results.length - 1];
+      const oldest = results.at(-1);
+      const newest = results[0];
       const link = (params: Record<string, string>) => {
         const u = new URL('/api/v1/messages/', deps.publicUrl);
         u.searchParams.set('wa_id', q.wa_id);
@@ -211,8 +237,8 @@ export function registerMessagingRoutes(app: HttpServer, deps: MessagingRouteDep
         return u.toString();
       };
       return {
-        next: results.length === q.limit && oldest ? link({ before_time: String(oldest.timestamp) }) : null,
-        previous: results[0] ? link({ since_time: String(results[0].timestamp) }) : null,
+        next: has_older && oldest ? link({ before_time: String(oldest.before_time) }) : null,
+        previous: newest ? link({ since_time: String(newest.since_time) }) : null,
         results: await expandMessages(results),
       };
     },
@@ -273,11 +299,7 @@ export function registerMessagingRoutes(app: HttpServer, deps: MessagingRouteDep
           ...(search && { search }),
         },
       });
-      return {
-        count,
-        ...pageLinks(req.url, deps.publicUrl, count, limit, offset),
-        results: await expandChats(results),
-      };
+      return pageOf(req.url, deps.publicUrl, req.query, { count, results: await expandChats(results) });
     },
   );
 
@@ -363,13 +385,7 @@ export function registerMessagingRoutes(app: HttpServer, deps: MessagingRouteDep
         summary: 'Read mark',
         description: 'Customer messages of that chat up to `timestamp` count as read for the calling user.',
         body: z.object({ customer_wa_id: WaIdSchema, timestamp: z.number().int().positive() }),
-        response: {
-          200: z.object({
-            customer_wa_id: z.string(),
-            timestamp: z.number().int(),
-            new_messages: z.number().int(),
-          }),
-        },
+        response: { 200: markAsReceived.response },
       },
     },
     async (req) => callService(bus, markAsReceived, { principal: principalOf(req), ...req.body }),
@@ -391,13 +407,13 @@ export function registerMessagingRoutes(app: HttpServer, deps: MessagingRouteDep
     },
     async (req) => {
       const { limit, offset, search } = req.query;
-      const { count, results } = await callService(bus, listPersons, {
+      const found = await callService(bus, listPersons, {
         principal: principalOf(req),
         limit,
         offset,
         ...(search && { search }),
       });
-      return { count, ...pageLinks(req.url, deps.publicUrl, count, limit, offset), results };
+      return pageOf(req.url, deps.publicUrl, req.query, found);
     },
   );
 
@@ -409,22 +425,23 @@ export function registerMessagingRoutes(app: HttpServer, deps: MessagingRouteDep
         tags,
         security,
         summary: 'List templates',
-        description: 'Read from the network and cached; `?refresh=true` reads them again.',
-        querystring: z.object({ refresh: Bool.optional() }),
+        description:
+          'Read from the network and cached; `?refresh=true` reads them again. A list like every other: ' +
+          '`limit`/`offset`, plus `fetched_at`, when the templates were read from the network.',
+        querystring: Pagination.extend({ refresh: Bool.optional() }),
         response: {
-          200: z.object({
-            count: z.number().int(),
-            fetched_at: z.number().int(),
-            results: z.array(z.looseObject({})),
-          }),
+          200: page(z.looseObject({})).extend({ fetched_at: listTemplates.response.shape.fetched_at }),
         },
       },
     },
     async (req) => {
-      const { templates, fetched_at } = await callService(bus, listTemplates, {
-        refresh: req.query.refresh ?? false,
+      const { limit, offset, refresh } = req.query;
+      const { fetched_at, ...found } = await callService(bus, listTemplates, {
+        refresh: refresh ?? false,
+        limit,
+        offset,
       });
-      return { count: templates.length, fetched_at, results: templates };
+      return { ...pageOf(req.url, deps.publicUrl, req.query, found), fetched_at };
     },
   );
 
@@ -436,12 +453,15 @@ export function registerMessagingRoutes(app: HttpServer, deps: MessagingRouteDep
         tags,
         security,
         summary: 'Connected number',
-        response: { 200: z.object({ count: z.number().int(), results: z.array(WhatsappAccountSchema) }) },
+        description: 'The business number of this inbox (one), as a list like every other.',
+        querystring: Pagination,
+        response: { 200: page(WhatsappAccountSchema) },
       },
     },
-    async () => {
-      const { results } = await callService(bus, listWhatsappAccounts, {});
-      return { count: results.length, results };
+    async (req) => {
+      const { limit, offset } = req.query;
+      const found = await callService(bus, listWhatsappAccounts, { limit, offset });
+      return pageOf(req.url, deps.publicUrl, req.query, found);
     },
   );
 }

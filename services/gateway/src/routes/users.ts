@@ -1,8 +1,8 @@
-import { type HttpServer, pageLinks } from '@switchboard/kit';
+import { type HttpServer, Pagination, page, pageOf } from '@switchboard/kit';
 import { ServiceError } from '@switchboard/proto';
 import { z } from 'zod';
 import { type Guards, principalOf } from '../identity/authenticate.ts';
-import { IdParam, Pagination, page, UserCreate, UserOut, UserUpdate } from '../identity/schemas.ts';
+import { IdParam, UserCreate, UserOut, UserUpdate } from '../identity/schemas.ts';
 import type { Users } from '../identity/users.ts';
 
 export interface UserRouteDeps {
@@ -63,8 +63,7 @@ export function registerUserRoutes(app: HttpServer, deps: UserRouteDeps): void {
     },
     async (req) => {
       const { limit, offset } = req.query;
-      const { count, results } = await users.list(limit, offset);
-      return { count, ...pageLinks(req.url, deps.publicUrl, count, limit, offset), results };
+      return pageOf(req.url, deps.publicUrl, req.query, await users.list(limit, offset));
     },
   );
 

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type HttpServer, pageLinks } from '@switchboard/kit';
+import { type HttpServer, Pagination, page, pageOf } from '@switchboard/kit';
 import {
   type Bus,
   DeliveryAttemptSchema,
@@ -38,22 +38,9 @@ const DeliveryAttempt = DeliveryAttemptSchema.meta({ id: 'WebhookDeliveryAttempt
 const TestOutcome = TestOutcomeSchema.meta({ id: 'WebhookTestOutcome' });
 
 const IdParams = z.object({ id: z.string().min(1).max(100) });
-const Paging = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-  offset: z.coerce.number().int().min(0).default(0),
-});
-const ListQuery = Paging.extend({
+const ListQuery = Pagination.extend({
   owner: IdText.optional().describe('Admins only: webhooks of this user'),
 });
-
-function page<T extends z.ZodType>(item: T) {
-  return z.object({
-    count: z.number().int(),
-    next: z.string().nullable(),
-    previous: z.string().nullable(),
-    results: z.array(item),
-  });
-}
 
 const CreateBody = z.object({
   url: WebhookUrlSchema,
@@ -69,18 +56,25 @@ const UpdateFields = {
 };
 const PutBody = z.object({ url: WebhookUrlSchema, ...UpdateFields });
 const PatchBody = z.object({ url: WebhookUrlSchema.optional(), ...UpdateFields });
+/** 9999-12-31T23:59:59Z: the last second an ISO 8601 date-time can name. */
+const MAX_POSIX_SECONDS = 253_402_300_799;
+
 const ReplayBody = z.object({
   since: z
-    .union([z.number().int().nonnegative(), z.iso.datetime({ offset: true })])
-    .describe('POSIX seconds or an ISO 8601 date-time: events dead-lettered since then are sent again'),
+    .union([z.number().int().nonnegative().max(MAX_POSIX_SECONDS), z.iso.datetime({ offset: true })])
+    .describe(
+      'POSIX seconds (like every time of the API) or an ISO 8601 date-time: events dead-lettered since then ' +
+        'are sent again',
+    ),
 });
 
 function baseUrl(req: FastifyRequest): string {
   return `${req.protocol}://${req.host}`;
 }
 
+/** Epoch milliseconds for the fan-out; a date-time before 1970 means everything. */
 function sinceMs(since: number | string): number {
-  return typeof since === 'number' ? since * 1000 : Date.parse(since);
+  return Math.max(0, typeof since === 'number' ? since * 1000 : Date.parse(since));
 }
 
 /**
@@ -123,13 +117,13 @@ async function registerRoutes(
     async (req) => {
       const principal = await authenticate(req);
       const { limit, offset, owner } = req.query;
-      const { count, results } = await callService(bus, fanoutRpc.list, {
+      const found = await callService(bus, fanoutRpc.list, {
         principal,
         limit,
         offset,
         ...(owner !== undefined ? { owner } : {}),
       });
-      return { count, ...pageLinks(req.url, baseUrl(req), count, limit, offset), results };
+      return pageOf(req.url, baseUrl(req), req.query, found);
     },
   );
 
@@ -249,20 +243,20 @@ async function registerRoutes(
         description:
           'Every attempt, newest first: status, duration, error class, first 4 KB of the response.',
         params: IdParams,
-        querystring: Paging,
+        querystring: Pagination,
         response: { 200: page(DeliveryAttempt) },
       },
     },
     async (req) => {
       const principal = await authenticate(req);
       const { limit, offset } = req.query;
-      const { count, results } = await callService(bus, fanoutRpc.deliveries, {
+      const found = await callService(bus, fanoutRpc.deliveries, {
         principal,
         id: req.params.id,
         limit,
         offset,
       });
-      return { count, ...pageLinks(req.url, baseUrl(req), count, limit, offset), results };
+      return pageOf(req.url, baseUrl(req), req.query, found);
     },
   );
 

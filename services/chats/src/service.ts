@@ -1,0 +1,113 @@
+import type { Logger } from '@switchboard/kit';
+import { type Bus, type Consumption, createNetworkClient } from '@switchboard/proto';
+import type { Kysely } from 'kysely';
+import { startAuditLog } from './audit-log.ts';
+import type { ChatsConfig } from './config.ts';
+import type { ChatsDatabase } from './db.ts';
+import { startDeadLetterRpc } from './dead-letters.ts';
+import { startInboundConsumer } from './inbound.ts';
+import { startRpc } from './rpc.ts';
+import { createSender, startDeliveryWorker } from './send.ts';
+
+export interface Chats {
+  /**
+   * Consumes the inbound stream, the event log's commands and the send commands, serves the
+   * chats requests, re-queues messages stored but never queued, and registers the inbox's
+   * webhook URL with the network (in the background: the network may be down now).
+   */
+  start(): Promise<void>;
+  /** Stops taking requests and messages, lets handlers in flight finish, closes the network client. */
+  stop(): Promise<void>;
+}
+
+/**
+ * One chats worker, wired from its dependencies. The process entry point (server.ts) and the
+ * single-process inbox (`services/inbox`) build it the same way; the database must be migrated
+ * and the instance's streams must exist.
+ */
+export async function createChats(deps: {
+  db: Kysely<ChatsDatabase>;
+  bus: Bus;
+  log: Logger;
+  config: ChatsConfig;
+}): Promise<Chats> {
+  const { db, bus, log, config } = deps;
+  const network = createNetworkClient({
+    baseUrl: config.NETWORK_BASE_URL,
+    apiKey: config.NETWORK_API_KEY,
+    onRetry: (e) =>
+      log.warn({ operation: e.operation, attempt: e.attempt, delayMs: e.delayMs }, 'network call retried'),
+  });
+  const webhookUrl = config.PUBLIC_URL
+    ? new URL('/api/v1/waba/webhook/', config.PUBLIC_URL).toString()
+    : null;
+
+  const consumers: Array<{ name: string; consumption: Consumption }> = [];
+  let subscriptions: Array<{ unsubscribe(): void }> = [];
+
+  return {
+    async start() {
+      if (config.CHATS_TEST_FAIL_WA_IDS.size) {
+        log.warn(
+          { wa_ids: [...config.CHATS_TEST_FAIL_WA_IDS.keys()] },
+          'CHATS_TEST_FAIL_WA_IDS test hook is on',
+        );
+      }
+      const inbound = await startInboundConsumer({ bus, db, log, failFor: config.CHATS_TEST_FAIL_WA_IDS });
+      consumers.push({ name: 'inbound consumer', consumption: inbound });
+      const audit = await startAuditLog({ bus, db, log });
+      consumers.push({ name: 'event-log consumer', consumption: audit.consumption });
+      const delivery = await startDeliveryWorker({
+        db,
+        bus,
+        log,
+        network,
+        phoneNumber: config.WABA_PHONE_NUMBER,
+      });
+      consumers.push({ name: 'delivery worker', consumption: delivery });
+      const rpc = startRpc({
+        db,
+        bus,
+        log,
+        network,
+        account: {
+          phone_number: config.WABA_PHONE_NUMBER,
+          provider_base_url: config.NETWORK_BASE_URL,
+          webhook_url: webhookUrl,
+        },
+        templateCacheSeconds: config.TEMPLATE_CACHE_SECONDS,
+      });
+      const deadLetters = startDeadLetterRpc({ db, bus, log });
+      subscriptions = [...rpc, ...deadLetters, audit.rpc];
+
+      const stranded = await createSender({ db, bus, log }).requeueStranded();
+      if (stranded) log.warn({ stranded }, 're-queued messages that were stored but not queued');
+
+      // The network allows one webhook URL per number: point it at this inbox. A failure here
+      // must not stop the worker (the network may be down now); it is logged and retried on
+      // the next start.
+      if (webhookUrl) {
+        network.setWebhook({ url: webhookUrl }).then(
+          () => log.info({ webhookUrl }, 'webhook URL registered with the network'),
+          (err: unknown) => log.error({ err, webhookUrl }, 'webhook URL not registered with the network'),
+        );
+      }
+      log.info({ instance: config.INSTANCE_ID }, 'chats worker consuming');
+    },
+
+    async stop() {
+      for (const s of subscriptions) s.unsubscribe();
+      subscriptions = [];
+      // In order, each to the end: a consumer that fails to stop must not keep the others running.
+      let failure: unknown;
+      for (const { name, consumption } of consumers.splice(0)) {
+        await consumption.stop().catch((err: unknown) => {
+          log.error({ err, step: name }, 'chats consumer did not stop cleanly');
+          failure ??= err;
+        });
+      }
+      await network.close();
+      if (failure) throw failure;
+    },
+  };
+}

@@ -1,0 +1,82 @@
+import { type HttpServer, type Logger, pingDb, pingNats } from '@switchboard/kit';
+import { type Bus, ensureConfigurator as ensureConfiguratorRpc, principalLookup } from '@switchboard/proto';
+import type { Kysely } from 'kysely';
+import { buildApp } from './app.ts';
+import type { GatewayConfig } from './config.ts';
+import { ensureAdmin, ensureConfigurator } from './identity/bootstrap.ts';
+import type { GatewayDatabase } from './identity/db.ts';
+import { createMailer, type Mailer } from './identity/mailer.ts';
+import type { HealthChecks } from './routes/health.ts';
+
+export interface GatewayService {
+  /** The inbox HTTP API, built but not listening until `start()`. */
+  readonly app: HttpServer;
+  /**
+   * Creates the first admin (and the configured configurator) when missing, serves the
+   * gateway's requests (`ensure_configurator`, `principal`), then listens on HOST:PORT.
+   */
+  start(): Promise<void>;
+  /**
+   * Stops taking HTTP requests and lets those in flight finish (closing the app also stops the
+   * outbox relay), then stops serving the gateway's requests and closes the mailer. Closing
+   * `app` first and calling `stop()` later is allowed (single-process mode does).
+   */
+  stop(): Promise<void>;
+}
+
+/**
+ * The gateway, wired from its dependencies. The process entry point (server.ts) and the
+ * single-process inbox (`services/inbox`) build it the same way; the database must be migrated
+ * and the instance's streams must exist.
+ */
+export async function createGateway(deps: {
+  db: Kysely<GatewayDatabase>;
+  bus: Bus;
+  log: Logger;
+  config: GatewayConfig;
+  /** Defaults to SMTP at `SMTP_URL` (or none); closed by `stop()`. */
+  mailer?: Mailer;
+  /** Defaults to this gateway's pool and NATS connection answering. */
+  health?: HealthChecks;
+}): Promise<GatewayService> {
+  const { db, bus, log, config } = deps;
+  const mailer = deps.mailer ?? createMailer(config.SMTP_URL, config.MAIL_FROM, log);
+  const { app, users, tokens } = await buildApp({
+    log,
+    bus,
+    db,
+    config,
+    mailer,
+    health: deps.health ?? { database: () => pingDb(db), nats: () => pingNats(bus.nc) },
+  });
+  let subscriptions: Array<{ unsubscribe(): void }> = [];
+
+  return {
+    app,
+    async start() {
+      await ensureAdmin(
+        db,
+        users,
+        {
+          adminUsername: config.INBOX_ADMIN_USERNAME,
+          adminEmail: config.INBOX_ADMIN_EMAIL,
+          adminPassword: config.INBOX_ADMIN_PASSWORD,
+        },
+        log,
+      );
+      if (config.INBOX_CONFIGURATOR_USERNAME)
+        await ensureConfigurator(db, tokens, config.INBOX_CONFIGURATOR_USERNAME);
+      subscriptions = [
+        bus.serve(ensureConfiguratorRpc, ({ username }) => ensureConfigurator(db, tokens, username)),
+        bus.serve(principalLookup, async ({ user_id }) => ({ principal: await users.principalFor(user_id) })),
+      ];
+      await app.listen({ host: config.HOST, port: config.PORT });
+    },
+    async stop() {
+      await app.close();
+      for (const s of subscriptions) s.unsubscribe();
+      subscriptions = [];
+      mailer.close();
+    },
+  };
+}

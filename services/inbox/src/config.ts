@@ -1,0 +1,45 @@
+import { type ChatsConfig, ChatsConfigSchema } from '@switchboard/chats';
+import { type FanoutConfig, FanoutConfigSchema } from '@switchboard/fanout';
+import { type GatewayConfig, GatewayConfigSchema } from '@switchboard/gateway';
+import { parseEnv } from '@switchboard/kit';
+import { z } from 'zod';
+
+export interface InboxConfig {
+  gateway: GatewayConfig;
+  chats: ChatsConfig;
+  fanout: FanoutConfig;
+}
+
+/**
+ * The environment of the single process: the union of the gateway's, chats' and fanout's, with
+ * the same variable names as the separate processes (one `DATABASE_URL`, `NATS_URL`,
+ * `INSTANCE_ID`, `INBOX_SECRET_KEY`, … for all three). Each service reads its part with its own
+ * schema; every problem is reported once per variable (the messages of the services that
+ * refuse it, joined).
+ */
+export const InboxConfigSchema = z.looseObject({}).transform((env, ctx): InboxConfig => {
+  const parts = {
+    gateway: GatewayConfigSchema.safeParse(env),
+    chats: ChatsConfigSchema.safeParse(env),
+    fanout: FanoutConfigSchema.safeParse(env),
+  };
+  const problems = new Map<string, { path: PropertyKey[]; messages: Set<string> }>();
+  for (const part of Object.values(parts)) {
+    for (const issue of part.error?.issues ?? []) {
+      const key = issue.path.map(String).join('.');
+      const entry = problems.get(key) ?? { path: issue.path, messages: new Set<string>() };
+      entry.messages.add(issue.message);
+      problems.set(key, entry);
+    }
+  }
+  for (const { path, messages } of problems.values()) {
+    ctx.addIssue({ code: 'custom', path, message: [...messages].join('; ') });
+  }
+  const { gateway, chats, fanout } = parts;
+  if (!gateway.success || !chats.success || !fanout.success) return z.NEVER;
+  return { gateway: gateway.data, chats: chats.data, fanout: fanout.data };
+});
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): InboxConfig {
+  return parseEnv(InboxConfigSchema, env);
+}
