@@ -207,4 +207,16 @@ describe('package boundaries', () => {
     expect(dockerfile).toMatch(/^RUN npm ci --omit=dev\b/m);
     expect(dockerfile).not.toMatch(/^COPY\s.*\btestkit\b/m);
   });
+
+  it('(h) zod and @opentelemetry/api are one exact version in every manifest', () => {
+    // Two copies of zod (schemas from one, parsing with the other) or of the OpenTelemetry API
+    // (spans on a tracer nobody exports) fail quietly at run time, not at install.
+    for (const pkg of ['zod', '@opentelemetry/api']) {
+      const versions = new Set(
+        [...manifests.values()].flatMap((m) => (m.dependencies?.[pkg] ? [m.dependencies[pkg]] : [])),
+      );
+      expect([pkg, versions.size]).toEqual([pkg, 1]);
+      for (const v of versions) expect([pkg, v]).toEqual([pkg, expect.stringMatching(/^\d+\.\d+\.\d+$/)]);
+    }
+  });
 });

@@ -1,3 +1,4 @@
+import formbody from '@fastify/formbody';
 import { InboxErrorSchema as ErrorOut, type HttpServer } from '@switchboard/kit';
 import { ServiceError } from '@switchboard/proto';
 import type { FastifyRequest } from 'fastify';
@@ -57,16 +58,7 @@ export async function registerAuthRoutes(app: HttpServer, deps: AuthRouteDeps): 
   await app.register(async (plugin) => {
     const scope = plugin.withTypeProvider<ZodTypeProvider>();
     // `auth/token/` also takes HTML-form posts, as DRF's obtain-token view does.
-    scope.addContentTypeParser(
-      'application/x-www-form-urlencoded',
-      { parseAs: 'string' },
-      (_req, body, done) => {
-        done(
-          null,
-          Object.fromEntries(new URLSearchParams(typeof body === 'string' ? body : body.toString('utf8'))),
-        );
-      },
-    );
+    await scope.register(formbody);
 
     scope.post(
       '/api/v1/auth/token/',
