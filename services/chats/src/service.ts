@@ -5,9 +5,10 @@ import { startAuditLog } from './audit-log.ts';
 import type { ChatsConfig } from './config.ts';
 import type { ChatsDatabase } from './db.ts';
 import { startDeadLetterRpc } from './dead-letters.ts';
-import { startInboundConsumer } from './inbound.ts';
 import { startRpc } from './rpc.ts';
-import { createSender, startDeliveryWorker } from './send.ts';
+import { requeueStranded } from './use-cases/send-message.ts';
+import { startDeliveryWorker } from './workers/delivery.ts';
+import { startInboundConsumer } from './workers/inbound.ts';
 
 export interface Chats {
   /**
@@ -80,7 +81,7 @@ export async function createChats(deps: {
       const deadLetters = startDeadLetterRpc({ db, bus, log });
       subscriptions = [...rpc, ...deadLetters, audit.rpc];
 
-      const stranded = await createSender({ db, bus, log }).requeueStranded();
+      const stranded = await requeueStranded({ db, bus, log });
       if (stranded) log.warn({ stranded }, 're-queued messages that were stored but not queued');
 
       // The network allows one webhook URL per number: point it at this inbox. A failure here

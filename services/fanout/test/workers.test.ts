@@ -1,7 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { jetstreamManager } from '@nats-io/jetstream';
 import type { NetworkEvent } from '@switchboard/proto';
-import { fanoutRpc } from '@switchboard/proto';
+import { fanoutRpc, streamName } from '@switchboard/proto';
 import { admin, type Receiver, startReceiver, testNatsUrl, waitFor } from '@switchboard/testkit';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type Harness, publishEvent, startHarness, TEST_SECRET_KEY } from './helpers.ts';
@@ -93,7 +94,8 @@ describe('fanout workers', () => {
     ).catch((err: unknown) => {
       throw new Error(`${String(err)}\n${output.join('')}`);
     });
-    for (const r of rs) await h.createWebhook(r.url);
+    const hooks: string[] = [];
+    for (const r of rs) hooks.push((await h.createWebhook(r.url)).id);
 
     const events: NetworkEvent[] = [];
     for (let i = 0; i < 120; i++) events.push(await publishEvent(h.bus, `stream ${i}`));
@@ -111,6 +113,20 @@ describe('fanout workers', () => {
     ).catch((err: unknown) => {
       throw new Error(`${String(err)}\n${output.join('')}`);
     });
+    // What the killed worker had in flight comes back after AckWait: wait until every event is
+    // acknowledged on every webhook's durable, so every delivery has ended.
+    const jsm = await jetstreamManager(h.nc);
+    await waitFor(
+      async () => {
+        for (const id of hooks) {
+          const info = await jsm.consumers.info(streamName(h.bus.instance, 'events'), `fanout-wh-${id}`);
+          if (info.num_pending > 0 || info.num_ack_pending > 0) return false;
+        }
+        return true;
+      },
+      30_000,
+      'every event acknowledged',
+    );
     second.kill('SIGTERM');
     await exited(second);
     expect(second.exitCode).toBe(0);

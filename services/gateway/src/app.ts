@@ -8,31 +8,40 @@ import {
 } from '@switchboard/kit';
 import { type Bus, outboxPublisher } from '@switchboard/proto';
 import type { Kysely } from 'kysely';
-import type { GatewayConfig } from './config.ts';
 import {
   createAudit,
   createRightsNotifier,
   GATEWAY_OUTBOX,
   gatewayOutboxContracts,
-} from './identity/audit.ts';
-import { createGuards, type Guards } from './identity/authenticate.ts';
-import type { GatewayDatabase } from './identity/db.ts';
-import { createGroups } from './identity/groups.ts';
-import type { Mailer } from './identity/mailer.ts';
-import { createPasswordless } from './identity/passwordless.ts';
-import { createFailureLimiter } from './identity/rate-limit.ts';
-import { createTokenBox } from './identity/secrets.ts';
-import { createTokens, type Tokens } from './identity/tokens.ts';
-import { createUsers, type Users } from './identity/users.ts';
-import { registerAuditLogRoutes } from './routes/audit-logs.ts';
-import { registerAuthRoutes } from './routes/auth.ts';
-import { registerGroupRoutes } from './routes/groups.ts';
-import { type HealthChecks, registerHealthRoutes } from './routes/health.ts';
-import { registerInboundDeadLetterRoutes } from './routes/inbound-dead-letters.ts';
-import { registerMessagingRoutes } from './routes/messaging.ts';
-import { registerUserRoutes } from './routes/users.ts';
-import { registerWabaWebhookRoutes } from './routes/waba-webhook.ts';
-import { registerWebhookRoutes } from './routes/webhooks.ts';
+} from './adapters/audit.ts';
+import type { Mailer } from './adapters/mailer.ts';
+import { createTokenBox } from './adapters/secrets.ts';
+import type { GatewayConfig } from './config.ts';
+import { createGuards, type Guards } from './http/guards.ts';
+import { auditLogRoutes } from './routes/audit-logs.ts';
+import { authRoutes } from './routes/auth.ts';
+import { chatAssignmentRoutes } from './routes/chat-assignment.ts';
+import { chatRoutes } from './routes/chats.ts';
+import { groupRoutes } from './routes/groups.ts';
+import { type HealthChecks, healthRoutes } from './routes/health.ts';
+import { inboundDeadLetterRoutes } from './routes/inbound-dead-letters.ts';
+import { markAsReceivedRoutes } from './routes/mark-as-received.ts';
+import { messageRoutes } from './routes/messages.ts';
+import { personRoutes } from './routes/persons.ts';
+import { templateRoutes } from './routes/templates.ts';
+import { userRoutes } from './routes/users.ts';
+import { wabaWebhookRoutes } from './routes/waba-webhook.ts';
+import { webhookRoutes } from './routes/webhooks.ts';
+import { whatsappAccountRoutes } from './routes/whatsapp-accounts.ts';
+import type { GatewayDatabase } from './store/db.ts';
+import { createFailureLimiter } from './store/rate-limit.ts';
+import { createGroups } from './use-cases/groups.ts';
+import { createPasswordless } from './use-cases/passwordless.ts';
+import { createTokens, type Tokens } from './use-cases/tokens.ts';
+import { createUsers, type Users } from './use-cases/users.ts';
+
+/** Every route plugin is registered under it. */
+const API_PREFIX = '/api/v1';
 
 export interface GatewayDeps {
   log: Logger;
@@ -111,13 +120,18 @@ export async function buildApp(deps: GatewayDeps): Promise<Gateway> {
     maxMailsPerAddress: config.PASSWORDLESS_MAX_MAILS_PER_ADDRESS,
   });
 
-  registerHealthRoutes(app, deps.health);
-  await registerWabaWebhookRoutes(app, {
+  // One Fastify plugin per resource, each under the API prefix; the paths inside start at the
+  // resource. Registered in this order, which is the order of the OpenAPI document.
+  const api = { prefix: API_PREFIX, bus, guards, publicUrl: config.PUBLIC_URL };
+  await app.register(healthRoutes, { prefix: API_PREFIX, checks: deps.health });
+  await app.register(wabaWebhookRoutes, {
+    prefix: API_PREFIX,
     bus,
     secret: config.WABA_WEBHOOK_SECRET,
     verifyToken: config.WABA_VERIFY_TOKEN,
   });
-  await registerAuthRoutes(app, {
+  await app.register(authRoutes, {
+    prefix: API_PREFIX,
     db,
     tokens,
     users,
@@ -129,16 +143,23 @@ export async function buildApp(deps: GatewayDeps): Promise<Gateway> {
       perAddress: config.AUTH_MAX_FAILURES_PER_ADDRESS,
     },
   });
-  registerUserRoutes(app, {
+  await app.register(userRoutes, {
+    prefix: API_PREFIX,
     users,
     guards,
     publicUrl: config.PUBLIC_URL,
     availabilityEnabled: config.APP_IS_USER_AVAILABILITY_ENABLED,
   });
-  registerGroupRoutes(app, { groups, guards, publicUrl: config.PUBLIC_URL });
-  registerAuditLogRoutes(app, { bus, guards, publicUrl: config.PUBLIC_URL });
-  registerInboundDeadLetterRoutes(app, { bus, guards, publicUrl: config.PUBLIC_URL });
-  registerMessagingRoutes(app, { bus, guards, users, groups, publicUrl: config.PUBLIC_URL });
-  await registerWebhookRoutes(app, { bus, authenticate: guards.authenticate });
+  await app.register(groupRoutes, { prefix: API_PREFIX, groups, guards, publicUrl: config.PUBLIC_URL });
+  await app.register(auditLogRoutes, api);
+  await app.register(inboundDeadLetterRoutes, api);
+  await app.register(messageRoutes, { ...api, users, groups });
+  await app.register(chatRoutes, { ...api, users, groups });
+  await app.register(chatAssignmentRoutes, { ...api, users, groups });
+  await app.register(markAsReceivedRoutes, api);
+  await app.register(personRoutes, api);
+  await app.register(templateRoutes, api);
+  await app.register(whatsappAccountRoutes, api);
+  await app.register(webhookRoutes, { prefix: API_PREFIX, bus, authenticate: guards.authenticate });
   return { app, users, tokens, guards };
 }

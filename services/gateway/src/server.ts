@@ -1,8 +1,8 @@
 import { bootService, handleShutdown, type Telemetry } from '@switchboard/kit';
 import { loadConfig } from './config.ts';
-import type { GatewayDatabase } from './identity/db.ts';
 import { gatewayMigrations } from './migrations/index.ts';
 import { createGateway } from './service.ts';
+import type { GatewayDatabase } from './store/db.ts';
 
 export async function runGateway(telemetry: Telemetry): Promise<void> {
   const config = loadConfig();

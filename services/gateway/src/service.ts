@@ -1,12 +1,12 @@
 import { type HttpServer, type Logger, pingDb, pingNats } from '@switchboard/kit';
 import { type Bus, ensureConfigurator as ensureConfiguratorRpc, principalLookup } from '@switchboard/proto';
 import type { Kysely } from 'kysely';
+import { createMailer, type Mailer } from './adapters/mailer.ts';
 import { buildApp } from './app.ts';
 import type { GatewayConfig } from './config.ts';
-import { ensureAdmin, ensureConfigurator } from './identity/bootstrap.ts';
-import type { GatewayDatabase } from './identity/db.ts';
-import { createMailer, type Mailer } from './identity/mailer.ts';
 import type { HealthChecks } from './routes/health.ts';
+import type { GatewayDatabase } from './store/db.ts';
+import { ensureAdmin, ensureConfigurator } from './use-cases/bootstrap.ts';
 
 export interface GatewayService {
   /** The inbox HTTP API, built but not listening until `start()`. */

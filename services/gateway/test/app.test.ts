@@ -31,11 +31,11 @@ import { startNatsServer } from '@switchboard/testkit/infra';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { createMailer } from '../src/adapters/mailer.ts';
 import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
-import type { GatewayDatabase } from '../src/identity/db.ts';
-import { createMailer } from '../src/identity/mailer.ts';
 import { createGateway } from '../src/service.ts';
+import type { GatewayDatabase } from '../src/store/db.ts';
 
 const SECRET = 'app-secret';
 const log = createLogger('gateway-test', 'silent');

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { createLogger } from '@switchboard/kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureAdmin } from '../src/identity/bootstrap.ts';
+import { ensureAdmin } from '../src/use-cases/bootstrap.ts';
 import { login, startTestGateway, type TestGateway } from './helpers.ts';
 
 describe('first admin', () => {

@@ -2,11 +2,11 @@ import { connectNats, createDb, createLogger, type NatsConnection, pingDb, pingN
 import { type Bus, createBus, instanceId } from '@switchboard/proto';
 import { freshDatabase, type TestDatabase, testNatsUrl, uniqueInstanceId } from '@switchboard/testkit';
 import type { Kysely } from 'kysely';
+import { createMailer } from '../src/adapters/mailer.ts';
 import { buildApp, type Gateway } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
-import { ensureAdmin } from '../src/identity/bootstrap.ts';
-import type { GatewayDatabase } from '../src/identity/db.ts';
-import { createMailer } from '../src/identity/mailer.ts';
+import type { GatewayDatabase } from '../src/store/db.ts';
+import { ensureAdmin } from '../src/use-cases/bootstrap.ts';
 
 export const ADMIN = { username: 'admin@example.com', password: 'correct horse battery' };
 

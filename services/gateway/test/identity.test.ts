@@ -1,7 +1,7 @@
 import { waitFor } from '@switchboard/testkit';
 import { startSmtpSink } from '@switchboard/testkit/infra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureConfigurator } from '../src/identity/bootstrap.ts';
+import { ensureConfigurator } from '../src/use-cases/bootstrap.ts';
 import { ADMIN, auth, login, startTestGateway, type TestGateway } from './helpers.ts';
 
 const STRONG = 'a sturdy passphrase 42';

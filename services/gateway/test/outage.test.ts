@@ -2,10 +2,10 @@ import { connectNats, createDb, createLogger, pingDb, pingNats } from '@switchbo
 import { createBus, instanceId } from '@switchboard/proto';
 import { freePort, testNatsUrl, uniqueInstanceId } from '@switchboard/testkit';
 import { describe, expect, it } from 'vitest';
+import { createMailer } from '../src/adapters/mailer.ts';
 import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
-import type { GatewayDatabase } from '../src/identity/db.ts';
-import { createMailer } from '../src/identity/mailer.ts';
+import type { GatewayDatabase } from '../src/store/db.ts';
 import { auth } from './helpers.ts';
 
 describe('database outage', () => {

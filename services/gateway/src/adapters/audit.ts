@@ -8,7 +8,7 @@ import {
   type Principal,
 } from '@switchboard/proto';
 import type { Transaction } from 'kysely';
-import type { GatewayDatabase } from './db.ts';
+import type { GatewayDatabase } from '../store/db.ts';
 
 export interface Audit {
   /** Writes the entry in the change's transaction. */

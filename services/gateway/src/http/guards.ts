@@ -1,7 +1,7 @@
 import type { Principal, Role } from '@switchboard/proto';
 import { assertMayMessage, ServiceError } from '@switchboard/proto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Tokens } from './tokens.ts';
+import type { Tokens } from '../use-cases/tokens.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {

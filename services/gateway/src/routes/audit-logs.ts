@@ -1,15 +1,18 @@
-import { type HttpServer, Pagination, page, pageOf } from '@switchboard/kit';
+import { Pagination, page, pageOf } from '@switchboard/kit';
 import { AuditEntrySchema, AuditLogSchema, auditList, type Bus } from '@switchboard/proto';
+import type { FastifyPluginAsync } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { Guards } from '../identity/authenticate.ts';
+import type { Guards } from '../http/guards.ts';
 import { callService } from './bus-call.ts';
 
-export function registerAuditLogRoutes(
-  app: HttpServer,
-  deps: { bus: Bus; guards: Guards; publicUrl: string },
-): void {
+export type AuditLogRouteOptions = { bus: Bus; guards: Guards; publicUrl: string };
+
+/** Registered with `prefix: '/api/v1'`. */
+export const auditLogRoutes: FastifyPluginAsync<AuditLogRouteOptions> = async (plugin, deps) => {
+  const app = plugin.withTypeProvider<ZodTypeProvider>();
   app.get(
-    '/api/v1/audit_logs/',
+    '/audit_logs/',
     {
       onRequest: deps.guards.requireRole('admin', 'configurator'),
       schema: {
@@ -39,4 +42,4 @@ export function registerAuditLogRoutes(
       return pageOf(req.url, deps.publicUrl, req.query, found);
     },
   );
-}
+};

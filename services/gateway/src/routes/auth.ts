@@ -1,19 +1,19 @@
 import formbody from '@fastify/formbody';
-import { InboxErrorSchema as ErrorOut, type HttpServer } from '@switchboard/kit';
+import { InboxErrorSchema as ErrorOut } from '@switchboard/kit';
 import { ServiceError } from '@switchboard/proto';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Kysely } from 'kysely';
-import { sql } from 'kysely';
 import { z } from 'zod';
-import { type Guards, principalOf } from '../identity/authenticate.ts';
-import type { GatewayDatabase } from '../identity/db.ts';
-import type { Passwordless } from '../identity/passwordless.ts';
-import { verifyPassword } from '../identity/passwords.ts';
-import type { FailureLimiter } from '../identity/rate-limit.ts';
-import { IdParam } from '../identity/schemas.ts';
-import type { Tokens } from '../identity/tokens.ts';
-import type { Users } from '../identity/users.ts';
+import { verifyPassword } from '../adapters/password-hash.ts';
+import { IdParam } from '../domain/schemas.ts';
+import { type Guards, principalOf } from '../http/guards.ts';
+import type { GatewayDatabase } from '../store/db.ts';
+import type { FailureLimiter } from '../store/rate-limit.ts';
+import { findCredentials } from '../store/users.ts';
+import type { Passwordless } from '../use-cases/passwordless.ts';
+import type { Tokens } from '../use-cases/tokens.ts';
+import type { Users } from '../use-cases/users.ts';
 
 export interface AuthRouteDeps {
   db: Kysely<GatewayDatabase>;
@@ -41,16 +41,14 @@ const ConvertIn = z.object({
 
 const SUCCESSOR = '/api/v1/auth/refresh_token/convert/';
 
-export async function registerAuthRoutes(app: HttpServer, deps: AuthRouteDeps): Promise<void> {
+/** `auth/` and `users/:id/refresh_token/`. Registered with `prefix: '/api/v1'`. */
+export const authRoutes: FastifyPluginAsync<AuthRouteDeps> = async (root, deps) => {
+  const app = root.withTypeProvider<ZodTypeProvider>();
   const { tokens, guards, limiter } = deps;
 
   /** The active user with these credentials, if any. */
   async function activeUserWith(username: string, password: string): Promise<{ id: number } | undefined> {
-    const user = await deps.db
-      .selectFrom('users')
-      .select(['id', 'password_hash', 'is_active'])
-      .where(sql<string>`lower(username)`, '=', username.toLowerCase())
-      .executeTakeFirst();
+    const user = await findCredentials(deps.db, username);
     const ok = await verifyPassword(password, user?.password_hash ?? null);
     return user && ok && user.is_active ? user : undefined;
   }
@@ -61,7 +59,7 @@ export async function registerAuthRoutes(app: HttpServer, deps: AuthRouteDeps): 
     await scope.register(formbody);
 
     scope.post(
-      '/api/v1/auth/token/',
+      '/auth/token/',
       {
         schema: {
           tags: ['auth'],
@@ -104,7 +102,7 @@ export async function registerAuthRoutes(app: HttpServer, deps: AuthRouteDeps): 
   });
 
   app.post(
-    '/api/v1/auth/logout/',
+    '/auth/logout/',
     {
       onRequest: guards.requireUser,
       schema: {
@@ -125,7 +123,7 @@ export async function registerAuthRoutes(app: HttpServer, deps: AuthRouteDeps): 
     tokens.convertRefreshToken(refreshToken, keep);
 
   app.post(
-    '/api/v1/auth/refresh_token/convert/',
+    '/auth/refresh_token/convert/',
     {
       schema: {
         tags: ['auth'],
@@ -142,7 +140,7 @@ export async function registerAuthRoutes(app: HttpServer, deps: AuthRouteDeps): 
   );
 
   app.post(
-    '/api/v1/auth/id_token/convert/',
+    '/auth/id_token/convert/',
     {
       schema: {
         tags: ['auth'],
@@ -162,7 +160,7 @@ export async function registerAuthRoutes(app: HttpServer, deps: AuthRouteDeps): 
   );
 
   app.post(
-    '/api/v1/auth/passwordless/',
+    '/auth/passwordless/',
     {
       schema: {
         tags: ['auth'],
@@ -182,7 +180,7 @@ export async function registerAuthRoutes(app: HttpServer, deps: AuthRouteDeps): 
   );
 
   app.post(
-    '/api/v1/users/:id/refresh_token/',
+    '/users/:id/refresh_token/',
     {
       onRequest: guards.requireRole('admin', 'configurator'),
       schema: {
@@ -206,4 +204,4 @@ export async function registerAuthRoutes(app: HttpServer, deps: AuthRouteDeps): 
       return { refresh_token: await tokens.issueRefreshToken(target.id, 'refresh') };
     },
   );
-}
+};

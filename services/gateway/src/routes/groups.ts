@@ -1,22 +1,25 @@
-import { type HttpServer, Pagination, page, pageOf } from '@switchboard/kit';
+import { Pagination, page, pageOf } from '@switchboard/kit';
+import type { FastifyPluginAsync } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { type Guards, principalOf } from '../identity/authenticate.ts';
-import type { Groups } from '../identity/groups.ts';
-import { GroupIn, GroupOut, IdParam } from '../identity/schemas.ts';
+import { GroupIn, GroupOut, IdParam } from '../domain/schemas.ts';
+import { type Guards, principalOf } from '../http/guards.ts';
+import type { Groups } from '../use-cases/groups.ts';
 
 const tags = ['groups'];
 const security = [{ token: [] }];
 
-export function registerGroupRoutes(
-  app: HttpServer,
-  deps: { groups: Groups; guards: Guards; publicUrl: string },
-): void {
+export type GroupRouteOptions = { groups: Groups; guards: Guards; publicUrl: string };
+
+/** Registered with `prefix: '/api/v1'`. */
+export const groupRoutes: FastifyPluginAsync<GroupRouteOptions> = async (plugin, deps) => {
+  const app = plugin.withTypeProvider<ZodTypeProvider>();
   const { groups, guards } = deps;
   const admin = guards.requireRole('admin', 'configurator');
 
   // Agents read groups (they hand chats to them); only admins and the configurator change them.
   app.get(
-    '/api/v1/groups/',
+    '/groups/',
     {
       onRequest: guards.requireUser,
       schema: {
@@ -34,7 +37,7 @@ export function registerGroupRoutes(
     },
   );
   app.post(
-    '/api/v1/groups/',
+    '/groups/',
     {
       onRequest: admin,
       schema: { tags, security, summary: 'Create a group', body: GroupIn, response: { 201: GroupOut } },
@@ -42,7 +45,7 @@ export function registerGroupRoutes(
     async (req, reply) => reply.status(201).send(await groups.create(principalOf(req), req.body.name)),
   );
   app.get(
-    '/api/v1/groups/:id/',
+    '/groups/:id/',
     {
       onRequest: guards.requireUser,
       schema: { tags, security, summary: 'Get a group', params: IdParam, response: { 200: GroupOut } },
@@ -50,7 +53,7 @@ export function registerGroupRoutes(
     async (req) => groups.get(req.params.id),
   );
   app.patch(
-    '/api/v1/groups/:id/',
+    '/groups/:id/',
     {
       onRequest: admin,
       schema: {
@@ -65,7 +68,7 @@ export function registerGroupRoutes(
     async (req) => groups.rename(principalOf(req), req.params.id, req.body.name),
   );
   app.delete(
-    '/api/v1/groups/:id/',
+    '/groups/:id/',
     {
       onRequest: admin,
       schema: { tags, security, summary: 'Delete a group', params: IdParam, response: { 204: z.null() } },
@@ -75,4 +78,4 @@ export function registerGroupRoutes(
       return reply.status(204).send(null);
     },
   );
-}
+};

@@ -1,4 +1,5 @@
-import type { HttpServer } from '@switchboard/kit';
+import type { FastifyPluginAsync } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 
 export interface HealthChecks {
@@ -14,9 +15,15 @@ const HealthDown = z.object({
   checks: z.object({ database: z.enum(['ok', 'down']), nats: z.enum(['ok', 'down']) }),
 });
 
-export function registerHealthRoutes(app: HttpServer, checks: HealthChecks): void {
+export interface HealthRouteOptions {
+  checks: HealthChecks;
+}
+
+/** Registered with `prefix: '/api/v1'`. */
+export const healthRoutes: FastifyPluginAsync<HealthRouteOptions> = async (plugin, { checks }) => {
+  const app = plugin.withTypeProvider<ZodTypeProvider>();
   app.get(
-    '/api/v1/status/health/',
+    '/status/health/',
     {
       // Probes call this every few seconds; logging each call would bury everything else.
       logLevel: 'warn',
@@ -40,4 +47,4 @@ export function registerHealthRoutes(app: HttpServer, checks: HealthChecks): voi
       });
     },
   );
-}
+};

@@ -1,12 +1,14 @@
-import { type HttpServer, InboxErrorSchema, Pagination, page, pageOf } from '@switchboard/kit';
+import { InboxErrorSchema, Pagination, page, pageOf } from '@switchboard/kit';
 import {
   type Bus,
   InboundDeadLetterSchema,
   listInboundDeadLetters,
   redriveInboundDeadLetter,
 } from '@switchboard/proto';
+import type { FastifyPluginAsync } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { type Guards, principalOf } from '../identity/authenticate.ts';
+import { type Guards, principalOf } from '../http/guards.ts';
 import { callService } from './bus-call.ts';
 
 const tags = ['network webhook'];
@@ -14,18 +16,22 @@ const security = [{ token: [] }];
 const DeadLetterId = z.object({ id: z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER) });
 const Bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
+export type InboundDeadLetterRouteOptions = { bus: Bus; guards: Guards; publicUrl: string };
+
 /**
  * Network webhook bodies chats could never store (a data exception, a bug), kept with their
- * error, and their re-drive after a fix. Admins and the configurator only.
+ * error, and their re-drive after a fix. Admins and the configurator only. Registered with
+ * `prefix: '/api/v1'`.
  */
-export function registerInboundDeadLetterRoutes(
-  app: HttpServer,
-  deps: { bus: Bus; guards: Guards; publicUrl: string },
-): void {
+export const inboundDeadLetterRoutes: FastifyPluginAsync<InboundDeadLetterRouteOptions> = async (
+  plugin,
+  deps,
+) => {
+  const app = plugin.withTypeProvider<ZodTypeProvider>();
   const admins = deps.guards.requireRole('admin', 'configurator');
 
   app.get(
-    '/api/v1/waba/dead_letters/',
+    '/waba/dead_letters/',
     {
       onRequest: admins,
       schema: {
@@ -52,7 +58,7 @@ export function registerInboundDeadLetterRoutes(
   );
 
   app.post(
-    '/api/v1/waba/dead_letters/:id/redrive/',
+    '/waba/dead_letters/:id/redrive/',
     {
       onRequest: admins,
       schema: {
@@ -70,4 +76,4 @@ export function registerInboundDeadLetterRoutes(
     async (req) =>
       callService(deps.bus, redriveInboundDeadLetter, { principal: principalOf(req), id: req.params.id }),
   );
-}
+};

@@ -1,9 +1,11 @@
-import { type HttpServer, Pagination, page, pageOf } from '@switchboard/kit';
+import { Pagination, page, pageOf } from '@switchboard/kit';
 import { ServiceError } from '@switchboard/proto';
+import type { FastifyPluginAsync } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { type Guards, principalOf } from '../identity/authenticate.ts';
-import { IdParam, UserCreate, UserOut, UserUpdate } from '../identity/schemas.ts';
-import type { Users } from '../identity/users.ts';
+import { IdParam, UserCreate, UserOut, UserUpdate } from '../domain/schemas.ts';
+import { type Guards, principalOf } from '../http/guards.ts';
+import type { Users } from '../use-cases/users.ts';
 
 export interface UserRouteDeps {
   users: Users;
@@ -15,12 +17,14 @@ export interface UserRouteDeps {
 const tags = ['users'];
 const security = [{ token: [] }];
 
-export function registerUserRoutes(app: HttpServer, deps: UserRouteDeps): void {
+/** Registered with `prefix: '/api/v1'`. */
+export const userRoutes: FastifyPluginAsync<UserRouteDeps> = async (plugin, deps) => {
+  const app = plugin.withTypeProvider<ZodTypeProvider>();
   const { users, guards } = deps;
   const admin = guards.requireRole('admin', 'configurator');
 
   app.get(
-    '/api/v1/users/me/',
+    '/users/me/',
     {
       onRequest: guards.requireUser,
       schema: { tags, security, summary: 'Current user', response: { 200: UserOut } },
@@ -29,7 +33,7 @@ export function registerUserRoutes(app: HttpServer, deps: UserRouteDeps): void {
   );
 
   app.patch(
-    '/api/v1/users/me/availability/',
+    '/users/me/availability/',
     {
       onRequest: guards.requireUser,
       schema: {
@@ -50,7 +54,7 @@ export function registerUserRoutes(app: HttpServer, deps: UserRouteDeps): void {
   );
 
   app.get(
-    '/api/v1/users/',
+    '/users/',
     {
       onRequest: admin,
       schema: {
@@ -68,7 +72,7 @@ export function registerUserRoutes(app: HttpServer, deps: UserRouteDeps): void {
   );
 
   app.post(
-    '/api/v1/users/',
+    '/users/',
     {
       onRequest: admin,
       schema: {
@@ -85,7 +89,7 @@ export function registerUserRoutes(app: HttpServer, deps: UserRouteDeps): void {
   );
 
   app.get(
-    '/api/v1/users/:id/',
+    '/users/:id/',
     {
       onRequest: admin,
       schema: { tags, security, summary: 'Get a user', params: IdParam, response: { 200: UserOut } },
@@ -94,7 +98,7 @@ export function registerUserRoutes(app: HttpServer, deps: UserRouteDeps): void {
   );
 
   app.patch(
-    '/api/v1/users/:id/',
+    '/users/:id/',
     {
       onRequest: admin,
       schema: {
@@ -111,7 +115,7 @@ export function registerUserRoutes(app: HttpServer, deps: UserRouteDeps): void {
   );
 
   app.delete(
-    '/api/v1/users/:id/',
+    '/users/:id/',
     {
       onRequest: admin,
       schema: {
@@ -130,4 +134,4 @@ export function registerUserRoutes(app: HttpServer, deps: UserRouteDeps): void {
       return reply.status(204).send(null);
     },
   );
-}
+};

@@ -14,15 +14,22 @@ import {
   WebhookUrlSchema,
   WebhookWithSecretSchema,
 } from '@switchboard/proto';
-import type { FastifyBaseLogger, FastifyInstance, FastifyRequest, RawServerDefault } from 'fastify';
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  FastifyPluginAsync,
+  FastifyRequest,
+  RawServerDefault,
+} from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { IdText } from '../identity/schemas.ts';
+import { IdText } from '../domain/schemas.ts';
 import { callService } from './bus-call.ts';
 
 const tags = ['webhooks'];
 const security = [{ token: [] }];
-const BASE = '/api/v1/webhooks/waba/';
+/** Inside the plugin, under `/api/v1`. */
+const BASE = '/webhooks/waba/';
 
 const Webhook = WebhookSchema.meta({
   id: 'Webhook',
@@ -82,19 +89,26 @@ function sinceMs(since: number | string): number {
  * Admins and the configurator manage every webhook; a user creates, sees and edits only their
  * own (others' answer 404). The secret is returned only on creation and rotation.
  */
-export async function registerWebhookRoutes(
-  root: HttpServer,
-  deps: { bus: Bus; authenticate: (req: FastifyRequest) => Promise<Principal> },
-): Promise<void> {
-  const { bus, authenticate } = deps;
-  await root.register(async (plugin) => {
-    const app = plugin.withTypeProvider<ZodTypeProvider>();
-    // Authenticate before body validation, like every inbox path: 401 comes before 400.
-    app.addHook('onRequest', async (req) => {
-      await authenticate(req);
-    });
-    await registerRoutes(app, bus, authenticate);
+export interface WebhookRouteOptions {
+  bus: Bus;
+  authenticate: (req: FastifyRequest) => Promise<Principal>;
+}
+
+/** The plugin: paths start at the resource, so it is registered with `prefix: '/api/v1'`. */
+export const webhookRoutes: FastifyPluginAsync<WebhookRouteOptions> = async (
+  plugin,
+  { bus, authenticate },
+) => {
+  const app = plugin.withTypeProvider<ZodTypeProvider>();
+  // Authenticate before body validation, like every inbox path: 401 comes before 400.
+  app.addHook('onRequest', async (req) => {
+    await authenticate(req);
   });
+  await registerRoutes(app, bus, authenticate);
+};
+
+export async function registerWebhookRoutes(root: HttpServer, deps: WebhookRouteOptions): Promise<void> {
+  await root.register(webhookRoutes, { prefix: '/api/v1', ...deps });
 }
 
 async function registerRoutes(

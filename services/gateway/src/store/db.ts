@@ -72,3 +72,8 @@ export interface GatewayDatabase {
   refresh_tokens: RefreshTokensTable;
   auth_failures: AuthFailuresTable;
 }
+
+/** PostgreSQL's unique_violation. */
+export function isUniqueViolation(err: unknown): boolean {
+  return (err as { code?: string }).code === '23505';
+}

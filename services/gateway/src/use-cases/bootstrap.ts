@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '@switchboard/kit';
 import { ServiceError } from '@switchboard/proto';
-import { type Kysely, sql } from 'kysely';
-import type { GatewayDatabase } from './db.ts';
+import type { Kysely } from 'kysely';
+import type { GatewayDatabase } from '../store/db.ts';
+import { adminExists, insertConfiguratorIfMissing, userByUsername } from '../store/users.ts';
 import type { Tokens } from './tokens.ts';
 import type { Users } from './users.ts';
 
@@ -23,8 +24,7 @@ export async function ensureAdmin(
   cfg: BootstrapConfig,
   log: Logger,
 ): Promise<void> {
-  const existing = await db.selectFrom('users').select('id').where('role', '=', 'admin').executeTakeFirst();
-  if (existing) return;
+  if (await adminExists(db)) return;
   const username = cfg.adminUsername ?? cfg.adminEmail ?? 'admin';
   const generated = cfg.adminPassword === undefined;
   const password = cfg.adminPassword ?? randomBytes(12).toString('base64url');
@@ -59,16 +59,8 @@ export async function ensureConfigurator(
   tokens: Tokens,
   username: string,
 ): Promise<{ user_id: number; username: string; token: string }> {
-  await db
-    .insertInto('users')
-    .values({ username, role: 'configurator', password_hash: null })
-    .onConflict((oc) => oc.expression(sql`lower(username)`).doNothing())
-    .execute();
-  const user = await db
-    .selectFrom('users')
-    .select(['id', 'username', 'role'])
-    .where(sql<string>`lower(username)`, '=', username.toLowerCase())
-    .executeTakeFirstOrThrow();
+  await insertConfiguratorIfMissing(db, username);
+  const user = await userByUsername(db, username);
   if (user.role !== 'configurator') {
     throw new ServiceError(
       'username_taken',

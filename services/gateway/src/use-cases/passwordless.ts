@@ -1,10 +1,10 @@
 import type { Logger } from '@switchboard/kit';
 import { ServiceError } from '@switchboard/proto';
 import type { Kysely } from 'kysely';
-import { sql } from 'kysely';
-import type { GatewayDatabase } from './db.ts';
-import type { Mailer } from './mailer.ts';
-import type { FailureLimiter } from './rate-limit.ts';
+import type { Mailer } from '../adapters/mailer.ts';
+import type { GatewayDatabase } from '../store/db.ts';
+import type { FailureLimiter } from '../store/rate-limit.ts';
+import { findMailableUser } from '../store/users.ts';
 import type { Tokens } from './tokens.ts';
 
 export interface PasswordlessDeps {
@@ -38,14 +38,7 @@ export function createPasswordless(deps: PasswordlessDeps) {
       deps.log.warn('password-less mail limit reached for an address');
       return;
     }
-    const user = await deps.db
-      .selectFrom('users')
-      .select(['id', 'username'])
-      .where(sql<string>`lower(email)`, '=', email.toLowerCase())
-      .where('is_active', '=', true)
-      .where('role', '<>', 'configurator')
-      .orderBy('id')
-      .executeTakeFirst();
+    const user = await findMailableUser(deps.db, email);
     if (!user) return;
     const refreshToken = await deps.tokens.issueRefreshToken(user.id, 'passwordless');
     const link = new URL(deps.loginUrl);

@@ -15,13 +15,13 @@ import {
   retryDecision,
 } from '@switchboard/proto';
 import type { Kysely } from 'kysely';
-import type { ChatsDatabase } from './db.ts';
-import { recordDeadLetter } from './dead-letters.ts';
-import { createKeyedQueue } from './domain/keyed-queue.ts';
-import { type ParsedBody, parseNetworkBody } from './domain/network-body.ts';
-import { storableJsonText } from './domain/storable.ts';
-import { chatAccessSubjects } from './store/chats.ts';
-import { storeNetworkWebhook } from './store/ingest.ts';
+import type { ChatsDatabase } from '../db.ts';
+import { recordDeadLetter } from '../dead-letters.ts';
+import { createKeyedQueue } from '../domain/keyed-queue.ts';
+import { type ParsedBody, parseNetworkBody } from '../domain/network-body.ts';
+import { storableJsonText } from '../domain/storable.ts';
+import { chatAccessSubjects } from '../store/chats.ts';
+import { storeNetworkWebhook } from '../store/ingest.ts';
 
 /** Customers a body names, first the one it is about. */
 function customersOf(parsed: ParsedBody | null): string[] {

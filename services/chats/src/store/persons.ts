@@ -1,0 +1,33 @@
+import type { Principal } from '@switchboard/proto';
+import { type Kysely, type Selectable, sql } from 'kysely';
+import type { ChatsDatabase, PersonsTable } from '../db.ts';
+import { containsPattern } from '../domain/search.ts';
+import { assignedToCaller } from './chats.ts';
+
+/**
+ * One page of the customers whose chats the caller may read (a customer is visible exactly
+ * when their chat is), most recently updated first, with the count of all that match.
+ */
+export async function pageReadablePersons(
+  db: Kysely<ChatsDatabase>,
+  p: Principal,
+  r: { search?: string | undefined; limit: number; offset: number },
+): Promise<{ count: number; rows: Selectable<PersonsTable>[] }> {
+  let q = db.selectFrom('persons').innerJoin('chats as c', 'c.wa_id', 'persons.wa_id');
+  if (p.permissions.can_read_chats === 'assigned') q = q.where((eb) => assignedToCaller(eb, p));
+  if (r.search) {
+    const like = containsPattern(r.search);
+    q = q.where((eb) =>
+      eb.or([eb('persons.wa_id', 'like', like), eb(sql`lower(persons.profile_name)`, 'like', like)]),
+    );
+  }
+  const { n } = await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const rows = await q
+    .selectAll('persons')
+    .orderBy('persons.updated_at', 'desc')
+    .orderBy('persons.wa_id')
+    .limit(r.limit)
+    .offset(r.offset)
+    .execute();
+  return { count: Number(n), rows };
+}

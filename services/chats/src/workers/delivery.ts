@@ -1,0 +1,214 @@
+import type { Logger } from '@switchboard/kit';
+import {
+  type Bus,
+  backoffMs,
+  type Consumption,
+  classifyFailure,
+  type DeliveryContext,
+  type Disposition,
+  deliverMessageConsumer,
+  type NetworkClient,
+  NetworkError,
+  networkEvent,
+  type OutboundMessageInput,
+} from '@switchboard/proto';
+import type { Kysely, Selectable } from 'kysely';
+import type { ChatsDatabase, MessagesTable } from '../db.ts';
+import { nowSeconds } from '../domain/clock.ts';
+import {
+  clamp,
+  FOLLOWER_POLL_MS,
+  failedStatusBody,
+  LEASE_RENEW_MS,
+  LEASE_SECONDS,
+  MAX_SEND_ATTEMPTS,
+  redeliveryDelayMs,
+  STALE_HEAD_SECONDS,
+  WORKER_RETRY,
+} from '../domain/delivery.ts';
+import { chatAccessSubjects } from '../store/chats.ts';
+import {
+  claimSendLease,
+  failedSendErrors,
+  findSendState,
+  headOfQueue,
+  recordSendFailed,
+  recordSendSent,
+  renewSendLease,
+  scheduleSendRetry,
+  sendLeaseLeft,
+} from '../store/sends.ts';
+
+type Attempt =
+  | { kind: 'sent' }
+  | { kind: 'failed' }
+  /** Not queued any more (sent or failed by another worker). */
+  | { kind: 'gone' }
+  /** Another worker holds the send right now. */
+  | { kind: 'busy'; delayMs: number }
+  | { kind: 'retry'; delayMs: number };
+
+/**
+ * The delivery worker: calls the network for each queued message.
+ *
+ * - Per customer in accept order (`send_seq`): a send goes to the network only when no earlier
+ *   send to the same customer is still queued; otherwise its command waits (delayed nak, timed
+ *   to the earlier send's next attempt). Customers never wait for each other.
+ * - Throttling and outages are retried on the send's own schedule (`send_attempts`,
+ *   `next_attempt_at`); meanwhile only that customer's later sends wait. After about two days
+ *   the send is given up as failed.
+ * - A rejection becomes a `failed` status with the network's error, stored and fanned out;
+ *   it holds nothing up.
+ * - A short lease (`send_lease_until`) makes one worker call the network for a send at a time;
+ *   it is renewed while the call runs, together with the in-progress signal that keeps the
+ *   command, so a crashed worker's send resumes within the 10-second AckWait.
+ * - Database and NATS failures of the worker itself are retried without limit.
+ */
+export async function startDeliveryWorker(deps: {
+  db: Kysely<ChatsDatabase>;
+  bus: Bus;
+  log: Logger;
+  network: NetworkClient;
+  phoneNumber: string;
+}): Promise<Consumption> {
+  const { db, bus, log, network } = deps;
+
+  /** Retries a write whose loss would send a message twice, while the failure is transient. */
+  async function persist(what: string, write: () => Promise<unknown>): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await write();
+        return;
+      } catch (err) {
+        if (attempt >= 8 || classifyFailure(err).class !== 'transient') throw err;
+        log.warn({ err, attempt }, `${what} not recorded yet; retried`);
+        await new Promise((r) => setTimeout(r, backoffMs(attempt, WORKER_RETRY)));
+      }
+    }
+  }
+
+  /** Publishes the failed status of a rejected send (idempotent: one event per message). */
+  async function publishFailed(m: { id: string; wa_id: string }, errors: unknown[]): Promise<void> {
+    const body = failedStatusBody(deps.phoneNumber, m.id, m.wa_id, errors);
+    await bus.publish(
+      networkEvent,
+      {
+        event_id: `failed-${m.id}`,
+        kinds: ['status'],
+        wa_ids: [m.wa_id],
+        chats: await chatAccessSubjects(db, [m.wa_id]),
+        received_at: Date.now(),
+        body,
+      },
+      { idempotencyKey: `failed-${m.id}` },
+    );
+  }
+
+  async function recordFailed(m: Selectable<MessagesTable>, errors: unknown[]): Promise<void> {
+    await persist('failed send', () => recordSendFailed(db, m, errors, nowSeconds()));
+    await publishFailed(m, errors);
+  }
+
+  /** One network attempt for a queued send, under its lease. */
+  async function attempt(id: string, ctx: DeliveryContext): Promise<Attempt> {
+    const m = await claimSendLease(db, id, LEASE_SECONDS);
+    if (!m) {
+      const held = await sendLeaseLeft(db, id);
+      if (held?.send_state !== 'queued') return { kind: 'gone' };
+      return { kind: 'busy', delayMs: clamp((held.left_ms ?? 0) + 100, 250, LEASE_SECONDS * 1000) };
+    }
+    const renew = setInterval(() => {
+      ctx.working();
+      renewSendLease(db, id, LEASE_SECONDS).catch(() => undefined);
+    }, LEASE_RENEW_MS);
+    try {
+      let wamid: string | null;
+      try {
+        const res = await network.sendMessage(m.waba_payload as OutboundMessageInput);
+        wamid = res.messages[0]?.id ?? null;
+      } catch (err) {
+        if (!(err instanceof NetworkError)) throw err;
+        const attempts = m.send_attempts + 1;
+        if (err.retryable && attempts < MAX_SEND_ATTEMPTS) {
+          const delayMs = redeliveryDelayMs(attempts, err.retryAfterMs);
+          await scheduleSendRetry(db, id, attempts, delayMs);
+          log.warn(
+            { message_id: id, attempt: attempts, code: err.code, kind: err.kind, delayMs },
+            'network unavailable; send retried',
+          );
+          return { kind: 'retry', delayMs };
+        }
+        const title = err.retryable ? `Delivery retries exhausted: ${err.message}` : err.message;
+        await recordFailed(m, [
+          {
+            code: err.code ?? err.status ?? 0,
+            title,
+            message: title,
+            error_data: { details: err.details ?? err.message },
+          },
+        ]);
+        return { kind: 'failed' };
+      }
+      // The network took it: losing this write would send it again.
+      await persist('sent message', () => recordSendSent(db, id, wamid));
+      return { kind: 'sent' };
+    } finally {
+      clearInterval(renew);
+    }
+  }
+
+  async function deliver(id: string, ctx: DeliveryContext): Promise<Disposition | undefined> {
+    const m = await findSendState(db, id);
+    if (!m) return undefined;
+    if (m.send_state === 'failed' && ctx.deliveryCount > 1) {
+      // A redelivery: the failed status may not have been published before (JetStream drops
+      // a second copy of the event).
+      await publishFailed(m, await failedSendErrors(db, id));
+      return undefined;
+    }
+    if (m.send_state !== 'queued') return undefined;
+
+    const head = await headOfQueue(db, m.wa_id);
+    if (!head) return undefined;
+    if (head.id !== m.id) {
+      // An earlier send to this customer is still unsent: this one waits for it.
+      ctx.span.setAttribute('switchboard.waits_for', head.id);
+      if (!head.leased && head.overdue_s > STALE_HEAD_SECONDS) {
+        // Its own command should have brought it back by now (a lost or stuck command): take it.
+        log.warn({ message_id: head.id, overdue_s: head.overdue_s }, 'overdue send taken over');
+        await attempt(head.id, ctx);
+        return { kind: 'nak', delayMs: 0 };
+      }
+      const waitMs = head.leased || head.due_in_ms <= 0 ? FOLLOWER_POLL_MS : head.due_in_ms + 100;
+      return { kind: 'nak', delayMs: clamp(waitMs, FOLLOWER_POLL_MS, 60_000) };
+    }
+    if (head.due_in_ms > 0) return { kind: 'nak', delayMs: clamp(head.due_in_ms, 1, 10 * 60_000) };
+
+    const outcome = await attempt(m.id, ctx);
+    ctx.span.setAttribute('switchboard.send_outcome', outcome.kind);
+    if (outcome.kind === 'busy' || outcome.kind === 'retry') return { kind: 'nak', delayMs: outcome.delayMs };
+    return undefined;
+  }
+
+  return bus.consume(
+    deliverMessageConsumer,
+    async ({ message_id }, ctx) => {
+      try {
+        return await deliver(message_id, ctx);
+      } catch (err) {
+        // The database or NATS failed (or a bug): the send stays queued and is tried again;
+        // it is never dropped.
+        const f = classifyFailure(err);
+        log.error(
+          { err, message_id, attempt: ctx.deliveryCount, failure: f.class, code: f.code },
+          'delivery not handled; retried',
+        );
+        return { kind: 'nak', delayMs: backoffMs(ctx.deliveryCount, WORKER_RETRY) };
+      }
+    },
+    {
+      onError: (err, at) => log.error({ err, ...at }, 'delivery failed'),
+      onPullError: (err) => log.warn({ err }, 'delivery commands not reachable; pulling again'),
+    },
+  );
+}
