@@ -123,6 +123,20 @@ describe('bus publish and consume', () => {
   });
 });
 
+describe('bus subscribe', () => {
+  it('hands each published message to the listener, parsed, and an unreadable one as null', async () => {
+    const bus = await newBus();
+    const seen: Array<z.output<typeof greeting.schema> | null> = [];
+    const sub = bus.subscribe(greeting, (g) => seen.push(g));
+    await bus.nc.flush();
+    await bus.publish(greeting, { id: 'g1', text: 'Hello Ana' });
+    bus.nc.publish(greeting.subject(bus.instance), 'not json');
+    await waitFor(async () => seen.length === 2, 5_000, 'two notifications');
+    expect(seen).toEqual([{ id: 'g1', text: 'Hello Ana' }, null]);
+    sub.unsubscribe();
+  });
+});
+
 describe('bus request/reply', () => {
   it('returns a typed reply and a typed error envelope', async () => {
     const bus = await newBus();

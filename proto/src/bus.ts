@@ -119,6 +119,16 @@ export interface Bus {
     handler: (payload: z.output<Req>) => Promise<z.input<Res>>,
     opts?: ServeOptions,
   ): Subscription;
+  /**
+   * Listens to a stream contract's subject as it is published, without a durable: for
+   * notifications every process needs at once (cache invalidation, reconcile now). A message
+   * that is not JSON or breaks the contract reaches the handler as `null`: something
+   * happened, but not what.
+   */
+  subscribe<S extends z.ZodType>(
+    c: StreamContract<S>,
+    handler: (payload: z.output<S> | null) => void,
+  ): Subscription;
 }
 
 function encode(value: unknown): Uint8Array {
@@ -648,5 +658,19 @@ export async function createBus(
     });
   }
 
-  return { instance, nc, js, ensureStreams, ensureConsumer, publish, consume, request, serve };
+  function subscribe<S extends z.ZodType>(
+    c: StreamContract<S>,
+    handler: (payload: z.output<S> | null) => void,
+  ): Subscription {
+    return nc.subscribe(c.subject(instance), {
+      callback: (err, msg) => {
+        if (err) return;
+        const decoded = decodeJson(msg.data);
+        const parsed = decoded.ok ? c.schema.safeParse(decoded.value) : null;
+        handler(parsed?.success ? parsed.data : null);
+      },
+    });
+  }
+
+  return { instance, nc, js, ensureStreams, ensureConsumer, publish, consume, request, serve, subscribe };
 }

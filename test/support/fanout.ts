@@ -47,7 +47,7 @@ export async function startFanoutWorker(
     allowPrivateTargets: true,
     retry: { schedule: [0, 150, 150, 150, 150], jitter: 0, throttleFloorMs: 60_000, retryAfterCapMs: 10_000 },
     reconcileIntervalMs: 5_000,
-    attemptLog: { flushIntervalMs: 50, maxBatch: 500, maxBuffered: 10_000 },
+    attemptLog: { flushIntervalMs: 50, maxBatch: 500 },
     ...opts.settings,
   });
   const log = createLogger('fanout-test', process.env.TEST_LOG_LEVEL ?? 'silent');

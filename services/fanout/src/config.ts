@@ -97,6 +97,6 @@ export function settingsFromConfig(c: FanoutConfig): FanoutSettings {
     rotationGraceMs: c.WEBHOOK_SECRET_ROTATION_GRACE,
     webhookCacheTtlMs: c.WEBHOOK_CACHE_TTL,
     reconcileIntervalMs: c.WEBHOOK_RECONCILE_INTERVAL,
-    attemptLog: { flushIntervalMs: c.WEBHOOK_ATTEMPT_LOG_FLUSH, maxBatch: 500, maxBuffered: 50_000 },
+    attemptLog: { flushIntervalMs: c.WEBHOOK_ATTEMPT_LOG_FLUSH, maxBatch: 500 },
   };
 }

@@ -25,7 +25,6 @@ export interface FanoutSettings {
   readonly attemptLog: {
     readonly flushIntervalMs: number;
     readonly maxBatch: number;
-    readonly maxBuffered: number;
   };
 }
 
@@ -48,7 +47,7 @@ export function defaultSettings(overrides: Partial<FanoutSettings> = {}): Fanout
     rotationGraceMs: 86_400_000,
     webhookCacheTtlMs: 5_000,
     reconcileIntervalMs: 30_000,
-    attemptLog: { flushIntervalMs: 250, maxBatch: 500, maxBuffered: 50_000 },
+    attemptLog: { flushIntervalMs: 250, maxBatch: 500 },
   };
   return { ...base, ...overrides };
 }

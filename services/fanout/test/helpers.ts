@@ -39,7 +39,7 @@ export function testSettings(overrides: Partial<FanoutSettings> = {}): FanoutSet
     allowPrivateTargets: true,
     retry: { schedule: [0, 150, 150, 150, 150], jitter: 0, throttleFloorMs: 60_000, retryAfterCapMs: 10_000 },
     reconcileIntervalMs: 5_000,
-    attemptLog: { flushIntervalMs: 50, maxBatch: 500, maxBuffered: 10_000 },
+    attemptLog: { flushIntervalMs: 50, maxBatch: 500 },
     ...overrides,
   });
 }

@@ -1,11 +1,5 @@
 import type { Logger } from '@switchboard/kit';
-import {
-  type Bus,
-  IdentityChangedSchema,
-  identityChanged,
-  type Principal,
-  principalLookup,
-} from '@switchboard/proto';
+import { type Bus, identityChanged, type Principal, principalLookup } from '@switchboard/proto';
 
 /** Current rights of webhook owners, asked of the gateway (which owns identity). */
 export interface OwnerDirectory {
@@ -19,8 +13,6 @@ interface Cached {
   readonly at: number;
   readonly generation: number;
 }
-
-const decoder = new TextDecoder();
 
 /**
  * Caches each owner's principal for a short time. The gateway announces every change of
@@ -67,21 +59,10 @@ export function createOwnerDirectory(deps: { bus: Bus; log: Logger; ttlMs: numbe
       return result;
     },
     start() {
-      subscription = bus.nc.subscribe(identityChanged.subject(bus.instance), {
-        callback: (err, msg) => {
-          if (err) return;
-          let value: unknown;
-          try {
-            value = JSON.parse(decoder.decode(msg.data));
-          } catch {
-            forget([]);
-            return;
-          }
-          const parsed = IdentityChangedSchema.safeParse(value);
-          // Unreadable news of a change still means something changed.
-          forget(parsed.success ? parsed.data.user_ids : []);
-          if (!parsed.success) log.warn('unreadable identity change; every cached owner dropped');
-        },
+      subscription = bus.subscribe(identityChanged, (change) => {
+        // Unreadable news of a change still means something changed: drop every cached owner.
+        if (!change) log.warn('unreadable identity change; every cached owner dropped');
+        forget(change?.user_ids ?? []);
       });
     },
     stop() {

@@ -4,7 +4,6 @@ import {
   type Bus,
   NetworkEventSchema,
   streamName,
-  WebhookLifecycleEventSchema,
   WebhookReplaySchema,
   webhookLifecycle,
 } from '@switchboard/proto';
@@ -39,7 +38,6 @@ export interface Supervisor {
   running(): string[];
 }
 
-const decoder = new TextDecoder();
 const RESTART_DELAY_MS = 2_000;
 
 /**
@@ -173,20 +171,11 @@ export function createSupervisor(deps: {
 
   return {
     async start() {
-      subscription = bus.nc.subscribe(webhookLifecycle.subject(bus.instance), {
-        callback: (err, msg) => {
-          if (err) return;
-          let value: unknown;
-          try {
-            value = JSON.parse(decoder.decode(msg.data));
-          } catch {
-            return;
-          }
-          const parsed = WebhookLifecycleEventSchema.safeParse(value);
-          if (!parsed.success) return;
-          deps.onWebhookChanged(parsed.data.webhook_id);
-          void sync(parsed.data.webhook_id);
-        },
+      subscription = bus.subscribe(webhookLifecycle, (event) => {
+        // An unreadable one names no webhook; the periodic reconcile covers it.
+        if (!event) return;
+        deps.onWebhookChanged(event.webhook_id);
+        void sync(event.webhook_id);
       });
       await reconcile();
       timer = setInterval(() => {
