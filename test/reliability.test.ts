@@ -1,4 +1,3 @@
-import { createHmac } from 'node:crypto';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { connectNats, type NatsConnection } from '@switchboard/kit';
@@ -157,18 +156,6 @@ const json = async <T>(res: Response): Promise<T> => (await res.json()) as T;
 const NUMBER = { wabaId: 'waba', displayPhoneNumber: '1', phoneNumberId: '1' };
 const now = () => String(Math.floor(Date.now() / 1000));
 
-function signedPost(body: string): Promise<Response> {
-  const secret = inbox.sandbox.seed?.webhookSecret ?? '';
-  return fetch(`${inbox.url}/api/v1/waba/webhook/`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`,
-    },
-    body,
-  });
-}
-
 const textBody = (waId: string, wamid: string, text: string) =>
   JSON.stringify(
     messagesWebhookBody(NUMBER, {
@@ -264,13 +251,17 @@ describe('inbound bodies are never dropped', () => {
   it('bodies that can never be stored are dead-lettered at once and never stall the healthy ones', async () => {
     // 70 bodies that fail with a data exception, 70 that fail transiently, then 10 healthy ones.
     const posts: Array<Promise<Response>> = [];
-    for (let i = 0; i < 70; i++) posts.push(signedPost(textBody(POISON, `wamid.poison.${i}`, `poison ${i}`)));
-    for (let i = 0; i < 70; i++) posts.push(signedPost(textBody(FLAKY, `wamid.flaky.${i}`, `flaky ${i}`)));
+    for (let i = 0; i < 70; i++)
+      posts.push(inbox.networkPost(textBody(POISON, `wamid.poison.${i}`, `poison ${i}`)));
+    for (let i = 0; i < 70; i++)
+      posts.push(inbox.networkPost(textBody(FLAKY, `wamid.flaky.${i}`, `flaky ${i}`)));
     expect((await Promise.all(posts)).map((r) => r.status)).toEqual(new Array(140).fill(200));
     const healthy = Array.from({ length: 10 }, (_, i) => `49179900010${i}`);
     const started = Date.now();
     for (const [i, waId] of healthy.entries()) {
-      expect((await signedPost(textBody(waId, `wamid.healthy.${i}`, `healthy ${i}`))).status).toBe(200);
+      expect((await inbox.networkPost(textBody(waId, `wamid.healthy.${i}`, `healthy ${i}`))).status).toBe(
+        200,
+      );
     }
     await waitFor(
       async () => (await Promise.all(healthy.map(messagesOf))).every((m) => m.length === 1),
@@ -367,7 +358,9 @@ describe('inbound bodies are never dropped', () => {
     await proxy.down();
     try {
       for (let i = 0; i < 10; i++) {
-        expect((await signedPost(textBody(waId, `wamid.outage.${i}`, `outage ${i}`))).status).toBe(200);
+        expect((await inbox.networkPost(textBody(waId, `wamid.outage.${i}`, `outage ${i}`))).status).toBe(
+          200,
+        );
       }
       // Longer than the few attempts an unknown failure gets: a refused connection must be
       // recognised as transient, or these bodies would be dead-lettered during the outage.

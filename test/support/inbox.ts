@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { join } from 'node:path';
 import { type SandboxHandle, sandboxSettings, startSandbox } from '@switchboard/sandbox';
 import {
@@ -36,6 +37,8 @@ export interface Inbox {
     opts?: { token?: string; body?: unknown; headers?: Record<string, string> },
   ): Promise<Response>;
   login(username?: string, password?: string): Promise<string>;
+  /** POSTs a body to the inbox's network webhook, signed with the number's app secret as the network does. */
+  networkPost(body: string, contentType?: string): Promise<Response>;
   customerSays(waId: string, body: Record<string, unknown>): Promise<{ id: string }>;
   stop(): Promise<void>;
 }
@@ -141,6 +144,14 @@ export async function startInbox(opts: InboxOptions = {}): Promise<Inbox> {
       const res = await inbox.api('POST', '/api/v1/auth/token/', { body: { username, password } });
       if (res.status !== 200) throw new Error(`login ${res.status}: ${await res.text()}`);
       return ((await res.json()) as { token: string }).token;
+    },
+    networkPost(body, contentType = 'application/json') {
+      const signature = createHmac('sha256', seed.webhookSecret).update(body).digest('hex');
+      return fetch(`${url}/api/v1/waba/webhook/`, {
+        method: 'POST',
+        headers: { 'content-type': contentType, 'x-hub-signature-256': `sha256=${signature}` },
+        body,
+      });
     },
     async customerSays(waId, body) {
       const res = await fetch(`${sandbox.url}/sandbox/customers/${waId}/messages`, {

@@ -55,6 +55,8 @@ export interface WebhookDeadLettersTable {
   received_at: Timestamp;
   kinds: Json<NetworkEvent['kinds']>;
   wa_ids: Json<string[]>;
+  /** The event's chats with their assignment; null on rows written before it was kept. */
+  chats: ColumnType<NonNullable<NetworkEvent['chats']> | null, string | null, string | null>;
   body: string;
   reason: DeadLetterReason;
   attempts: number;

@@ -287,6 +287,7 @@ export function createWebhookManager(deps: {
             event_id: dl.event_id,
             kinds: dl.kinds,
             wa_ids: dl.wa_ids,
+            ...(dl.chats ? { chats: dl.chats } : {}),
             received_at: dl.received_at.getTime(),
             body: dl.body,
           },

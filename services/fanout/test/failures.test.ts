@@ -7,7 +7,7 @@ import {
   WebhookLifecycleEventSchema,
   webhookLifecycle,
 } from '@switchboard/proto';
-import { admin, type Receiver, startReceiver, waitFor } from '@switchboard/testkit';
+import { admin, principal, type Receiver, startReceiver, waitFor } from '@switchboard/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isBlockedAddress } from '../src/domain/addresses.ts';
 import { type Harness, publishEvent, startHarness, testSettings } from './helpers.ts';
@@ -97,9 +97,21 @@ describe('failures', () => {
 
   it('dead-letters an event after the last attempt and replays it on request', async () => {
     const r = await receiver(() => ({ status: 500 }));
-    const hook = await h.createWebhook(r.url);
+    // An agent who reads only chats assigned to them: the replay is judged on the chat's
+    // assignment kept with the dead letter, as the first delivery was.
+    const agent = {
+      ...principal(77),
+      permissions: {
+        can_use_tags: true,
+        can_read_chats: 'assigned' as const,
+        can_write_to_chats: 'assigned' as const,
+      },
+    };
+    const hook = await h.createWebhook(r.url, { as: agent });
     const since = Date.now();
-    const event = await publishEvent(h.bus);
+    const event = await publishEvent(h.bus, 'hello', [
+      { wa_id: '491701234567', assigned_to_user: agent.user_id, assigned_group: null },
+    ]);
     await waitFor(
       async () =>
         (

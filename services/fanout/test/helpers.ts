@@ -62,12 +62,17 @@ export function networkBody(eventId: string, text = 'hello'): string {
   );
 }
 
-export async function publishEvent(bus: Bus, text = 'hello'): Promise<NetworkEvent> {
+export async function publishEvent(
+  bus: Bus,
+  text = 'hello',
+  chats?: NetworkEvent['chats'],
+): Promise<NetworkEvent> {
   const eventId = randomUUID();
   const event: NetworkEvent = {
     event_id: eventId,
     kinds: ['message'],
     wa_ids: ['491701234567'],
+    ...(chats && { chats }),
     received_at: Date.now(),
     body: networkBody(eventId, text),
   };

@@ -1,5 +1,6 @@
-import { messagesWebhookBody, type RetryPolicy } from '@switchboard/proto';
+import { messagesWebhookBody } from '@switchboard/proto';
 import { nowSeconds } from './clock.ts';
+import type { RetryPolicy } from './retry.ts';
 
 /** Delay before retrying a send the network could not take (outage, throttling). */
 export function redeliveryDelayMs(attempt: number, retryAfterMs: number | undefined): number {

@@ -1,6 +1,7 @@
-import { backoffMs, classifyFailure, INBOUND_RETRY_POLICY, retryDecision } from '@switchboard/proto';
+import { classifyFailure } from '@switchboard/proto';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { backoffMs, INBOUND_RETRY_POLICY, retryDecision } from './retry.ts';
 import { storableJsonText, storableText } from './storable.ts';
 
 /** The shape node-postgres gives a server error: `name` 'error', a SQLSTATE and a severity. */

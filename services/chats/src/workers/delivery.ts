@@ -1,7 +1,6 @@
 import type { Logger } from '@switchboard/kit';
 import {
   type Bus,
-  backoffMs,
   type Consumption,
   classifyFailure,
   type DeliveryContext,
@@ -26,6 +25,7 @@ import {
   STALE_HEAD_SECONDS,
   WORKER_RETRY,
 } from '../domain/delivery.ts';
+import { backoffMs } from '../domain/retry.ts';
 import { chatAccessSubjects } from '../store/chats.ts';
 import {
   claimSendLease,

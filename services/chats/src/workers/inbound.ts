@@ -2,23 +2,21 @@ import { createHash } from 'node:crypto';
 import type { Logger } from '@switchboard/kit';
 import {
   type Bus,
-  backoffMs,
   type ClassifiedFailure,
   type Consumption,
   classifyFailure,
   consumers,
   type DeliveryContext,
   type Disposition,
-  INBOUND_RETRY_POLICY,
   type NetworkEvent,
   networkEvent,
-  retryDecision,
 } from '@switchboard/proto';
 import type { Kysely } from 'kysely';
 import type { ChatsDatabase } from '../db.ts';
 import { recordDeadLetter } from '../dead-letters.ts';
 import { createKeyedQueue } from '../domain/keyed-queue.ts';
 import { type ParsedBody, parseNetworkBody } from '../domain/network-body.ts';
+import { backoffMs, INBOUND_RETRY_POLICY, retryDecision } from '../domain/retry.ts';
 import { storableJsonText } from '../domain/storable.ts';
 import { chatAccessSubjects } from '../store/chats.ts';
 import { storeNetworkWebhook } from '../store/ingest.ts';

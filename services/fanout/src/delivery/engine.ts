@@ -118,6 +118,7 @@ export function createDeliveryEngine(deps: {
       received_at: new Date(event.received_at),
       kinds: JSON.stringify(event.kinds),
       wa_ids: JSON.stringify(event.wa_ids),
+      chats: event.chats ? JSON.stringify(event.chats) : null,
       body: event.body,
       reason,
       attempts: attempt,
