@@ -44,6 +44,7 @@ export async function createChats(deps: {
     : null;
 
   const consumers: Array<{ name: string; consumption: Consumption }> = [];
+  let requeueTimer: NodeJS.Timeout | undefined;
   let subscriptions: Array<{ unsubscribe(): void }> = [];
 
   return {
@@ -81,8 +82,20 @@ export async function createChats(deps: {
       const deadLetters = startDeadLetterRpc({ db, bus, log });
       subscriptions = [...rpc, ...deadLetters, audit.rpc];
 
-      const stranded = await requeueStranded({ db, bus, log });
-      if (stranded) log.warn({ stranded }, 're-queued messages that were stored but not queued');
+      // A send stored while NATS refused its command answered 503; the client may never retry.
+      // Re-queue such sends at start and then every 30 s (the command's Nats-Msg-Id is the
+      // message id, so one that was queued after all is not queued twice).
+      const requeue = async () => {
+        const stranded = await requeueStranded({ db, bus, log });
+        if (stranded) log.warn({ stranded }, 're-queued messages that were stored but not queued');
+      };
+      await requeue();
+      requeueTimer = setInterval(() => {
+        requeue().catch((err: unknown) =>
+          log.warn({ err }, 'stranded sends not re-queued; next round retries'),
+        );
+      }, 30_000);
+      requeueTimer.unref();
 
       // The network allows one webhook URL per number: point it at this inbox. A failure here
       // must not stop the worker (the network may be down now); it is logged and retried on
@@ -97,6 +110,7 @@ export async function createChats(deps: {
     },
 
     async stop() {
+      clearInterval(requeueTimer);
       for (const s of subscriptions) s.unsubscribe();
       subscriptions = [];
       // In order, each to the end: a consumer that fails to stop must not keep the others running.

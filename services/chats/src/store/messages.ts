@@ -136,6 +136,8 @@ export async function queuedMessageIdsOlderThan(db: Db, olderThanSeconds: number
     .selectFrom('messages')
     .select('id')
     .where('send_state', '=', 'queued')
+    // Never taken by a worker: one being retried has its command and its schedule already.
+    .where('send_attempts', '=', 0)
     .where('created_at', '<', sql<Date>`now() - make_interval(secs => ${olderThanSeconds})`)
     .execute();
   return rows.map((r) => r.id);
