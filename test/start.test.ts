@@ -4,7 +4,7 @@ import { chmod, mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { freePort, repoRoot, waitFor } from '@switchboard/testkit';
+import { captureOutput, freePort, repoRoot, waitFor } from '@switchboard/testkit';
 import { natsServerBinary, ROOT_STATE_DIR, StartupError } from '@switchboard/testkit/infra';
 import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -63,21 +63,14 @@ function runStart(env: Record<string, string>, cwd = repoRoot): Supervisor {
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
-  let out = '';
-  child.stdout?.on('data', (b: Buffer) => {
-    out += b.toString();
-  });
-  child.stderr?.on('data', (b: Buffer) => {
-    out += b.toString();
-  });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const { output, exited } = captureOutput(child);
   if (child.pid === undefined) throw new Error('start.ts did not start');
   const pid = child.pid;
   const s: Supervisor = {
     child,
     pid,
     exited,
-    output: () => out,
+    output,
     async ctrlC() {
       process.kill(-pid, 'SIGINT');
       const code = await exited;

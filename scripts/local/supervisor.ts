@@ -2,22 +2,18 @@ import { spawn } from 'node:child_process';
 import {
   collectLines,
   describeExit,
-  type ExitStatus,
   exitStatus,
   forgetChild,
   REAPER_STAGE,
+  type ServerIncarnation,
   spawnFailure,
   watchChild,
 } from '@switchboard/testkit/infra';
 import { oneLine } from './failures.ts';
 import { formatLogLine } from './log-format.ts';
 
-/** One run of a supervised process: started and ready. */
-export interface Incarnation {
-  readonly pid: number | undefined;
-  readonly exited: Promise<ExitStatus>;
-  stop(): Promise<void>;
-}
+/** One run of a supervised process (a service, or a server npm start runs): started and ready. */
+export type Incarnation = ServerIncarnation;
 
 export interface Supervised {
   readonly name: string;

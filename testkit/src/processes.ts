@@ -13,6 +13,18 @@ export interface ServiceProcess {
   readonly exited: Promise<number | null>;
 }
 
+/** Everything a child process writes, kept for failure messages, and when it exits. */
+export function captureOutput(child: ChildProcess): { output(): string; exited: Promise<number | null> } {
+  let out = '';
+  const keep = (b: Buffer) => {
+    out += b.toString();
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { output: () => out, exited };
+}
+
 /** Runs a service entry point (`services/x/src/main.ts`) with the same Node binary as the tests. */
 export function spawnService(entry: string, env: Record<string, string>): ServiceProcess {
   const child = spawn(process.execPath, [entry], {
@@ -20,18 +32,11 @@ export function spawnService(entry: string, env: Record<string, string>): Servic
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let out = '';
-  child.stdout?.on('data', (b: Buffer) => {
-    out += b.toString();
-  });
-  child.stderr?.on('data', (b: Buffer) => {
-    out += b.toString();
-  });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const { output, exited } = captureOutput(child);
   return {
     child,
     exited,
-    output: () => out,
+    output,
     async stop(signal = 'SIGTERM', graceMs = 10_000) {
       if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
       child.kill(signal);
