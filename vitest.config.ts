@@ -6,7 +6,14 @@ import { configDefaults, defineConfig } from 'vitest/config';
  * need nothing running, and the import rules.
  */
 const unitInTest = ['test/imports.test.ts', 'test/secret-keys.test.ts'];
-const unit = ['proto/src/**/*.test.ts', 'kit/src/**/*.test.ts', 'services/*/src/**/*.test.ts', ...unitInTest];
+const unit = [
+  'proto/src/**/*.test.ts',
+  'chat-export/src/**/*.test.ts',
+  'chat-export/test/**/*.test.ts',
+  'kit/src/**/*.test.ts',
+  'services/*/src/**/*.test.ts',
+  ...unitInTest,
+];
 
 /** Tests beside the code that do need NATS or PostgreSQL: they run in `integration`. */
 const besideCodeWithInfrastructure = ['proto/src/bus.test.ts', 'kit/src/db.test.ts'];
