@@ -1,5 +1,6 @@
 import type { JetStreamManager } from '@nats-io/jetstream';
 import type { Logger, SecretBox } from '@switchboard/kit';
+import { generateSecret, obviouslyPrivateUrl } from '@switchboard/kit';
 import {
   type Bus,
   type DeliveryAttempt,
@@ -18,8 +19,6 @@ import type { z } from 'zod';
 import type { FanoutDatabase, WebhookAttemptsTable, WebhookRow } from './db.ts';
 import { deleteDurables, ensureDurables } from './delivery/durables.ts';
 import type { DeliveryEngine } from './delivery/engine.ts';
-import { obviouslyPrivateUrl } from './delivery/ssrf-guard.ts';
-import { generateSecret } from './domain/signing.ts';
 import type { Announcer } from './lifecycle.ts';
 import { openWebhook, sealHeaders } from './sealing.ts';
 import type { FanoutSettings } from './settings.ts';

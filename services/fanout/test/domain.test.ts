@@ -1,21 +1,22 @@
+import {
+  activeSecrets,
+  embeddedIpv4,
+  generateSecret,
+  isBlockedAddress,
+  obviouslyPrivateUrl,
+  sign,
+  signatureHeader,
+  webhookMessageId,
+} from '@switchboard/kit';
 import { type Receiver, startReceiver } from '@switchboard/testkit';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig, settingsFromConfig } from '../src/config.ts';
 import { createDeliveryClient } from '../src/delivery/http-client.ts';
-import { obviouslyPrivateUrl } from '../src/delivery/ssrf-guard.ts';
-import { embeddedIpv4, isBlockedAddress } from '../src/domain/addresses.ts';
 import { parseDuration, parseDurationList } from '../src/domain/durations.ts';
 import { classify, errorClassOf } from '../src/domain/outcome.ts';
 import { DEFAULT_RETRY_SCHEDULE_MS, nextRetry, type RetryPolicy, withJitter } from '../src/domain/retry.ts';
 import { parseRetryAfter } from '../src/domain/retry-after.ts';
-import {
-  activeSecrets,
-  generateSecret,
-  sign,
-  signatureHeader,
-  webhookMessageId,
-} from '../src/domain/signing.ts';
 import { TEST_SECRET_KEY } from './helpers.ts';
 
 const receivers: Receiver[] = [];

@@ -1,5 +1,6 @@
 import { lookup } from 'node:dns/promises';
 import { hostname } from 'node:os';
+import { isBlockedAddress } from '@switchboard/kit';
 import type { NetworkEvent } from '@switchboard/proto';
 import {
   fanoutRpc,
@@ -9,7 +10,6 @@ import {
 } from '@switchboard/proto';
 import { admin, principal, type Receiver, startReceiver, waitFor } from '@switchboard/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isBlockedAddress } from '../src/domain/addresses.ts';
 import { type Harness, publishEvent, startHarness, testSettings } from './helpers.ts';
 
 /** This machine's host name when it resolves to a loopback address (it usually does, via /etc/hosts). */

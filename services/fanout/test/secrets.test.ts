@@ -1,12 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { createSecretBox, migrate } from '@switchboard/kit';
+import { createSecretBox, generateSecret, migrate } from '@switchboard/kit';
 import { fanoutRpc, type NetworkEvent } from '@switchboard/proto';
 import { admin, type ReceivedRequest, type Receiver, startReceiver, waitFor } from '@switchboard/testkit';
 import { type Kysely, sql } from 'kysely';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FanoutDatabase } from '../src/db.ts';
-import { generateSecret } from '../src/domain/signing.ts';
 import { m0001Webhooks } from '../src/migrations/0001_webhooks.ts';
 import { fanoutMigrations } from '../src/migrations/index.ts';
 import { checkSecretsKey, createWebhookSecretsBox, openWebhook } from '../src/sealing.ts';

@@ -1,11 +1,11 @@
 import type { Span } from '@opentelemetry/api';
 import type { Logger } from '@switchboard/kit';
+import { activeSecrets, signatureHeader, webhookMessageId } from '@switchboard/kit';
 import type { NetworkEvent, TestOutcome } from '@switchboard/proto';
 import type { DeadLetterReason, DeliveryTrigger, DisabledReason, NewAttempt, WebhookRow } from '../db.ts';
 import { audienceOf } from '../domain/audience.ts';
 import { type AttemptResult, type Classified, classify } from '../domain/outcome.ts';
 import { nextRetry } from '../domain/retry.ts';
-import { activeSecrets, signatureHeader, webhookMessageId } from '../domain/signing.ts';
 import { buildTestEvent } from '../domain/test-event.ts';
 import type { FanoutSettings } from '../settings.ts';
 import type { AttemptLog } from './attempt-log.ts';

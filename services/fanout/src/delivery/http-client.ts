@@ -1,6 +1,6 @@
+import { webhookConnector } from '@switchboard/kit';
 import { Agent, type Dispatcher, request } from 'undici';
 import { type AttemptResult, describeError, errorClassOf } from '../domain/outcome.ts';
-import { webhookConnector } from './ssrf-guard.ts';
 
 export const RESPONSE_EXCERPT_BYTES = 4096;
 const USER_AGENT = 'Switchboard-Webhooks/1.0';

@@ -1,3 +1,4 @@
+import { BLOCKED_ADDRESS_CODE } from '@switchboard/kit';
 import type { FailureHints } from './retry.ts';
 import { parseRetryAfter } from './retry-after.ts';
 
@@ -46,7 +47,7 @@ export function classify(result: AttemptResult, nowMs: number): Classified {
   };
 }
 
-export const BLOCKED_ADDRESS_CODE = 'ERR_WEBHOOK_BLOCKED_ADDRESS';
+export { BLOCKED_ADDRESS_CODE };
 
 const TIMEOUT_CODES = new Set([
   'UND_ERR_CONNECT_TIMEOUT',

@@ -1,8 +1,10 @@
 import { lookup as dnsLookup } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import { buildConnector } from 'undici';
-import { isBlockedAddress, isLocalHostname } from '../domain/addresses.ts';
-import { BLOCKED_ADDRESS_CODE } from '../domain/outcome.ts';
+import { isBlockedAddress, isLocalHostname } from './addresses.ts';
+
+/** The error code a refused connection carries, so callers can classify the failure. */
+export const BLOCKED_ADDRESS_CODE = 'ERR_WEBHOOK_BLOCKED_ADDRESS';
 
 export class BlockedAddressError extends Error {
   override readonly name = 'BlockedAddressError';
@@ -11,7 +13,7 @@ export class BlockedAddressError extends Error {
   constructor(host: string, address?: string) {
     super(
       `refused to connect to ${host}${address && address !== host ? ` (${address})` : ''}: ` +
-        'private, loopback and link-local addresses are not allowed as webhook targets',
+        'private, loopback and link-local addresses are not allowed as targets of outbound requests',
     );
   }
 }
@@ -45,7 +47,7 @@ export const guardedLookup: LookupFunction = (hostname, options, callback) => {
 };
 
 /**
- * The undici connector for webhook targets. IP literals never reach a lookup function (Node
+ * The undici connector for user-given URLs (webhooks, contact providers, configurator webhooks). IP literals never reach a lookup function (Node
  * connects to them directly), so they are checked here before connecting.
  */
 export function webhookConnector(opts: {
@@ -64,7 +66,7 @@ export function webhookConnector(opts: {
   };
 }
 
-/** Early feedback when a webhook is saved: the connect-time guard above is the real protection. */
+/** Early feedback when a user-given URL is saved: the connect-time guard above is the real protection. */
 export function obviouslyPrivateUrl(url: string): boolean {
   const parsed = URL.parse(url);
   if (!parsed) return false;
