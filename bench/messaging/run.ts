@@ -26,8 +26,18 @@ import { round } from '../stats.ts';
 import { runConcurrent, summary } from './stats.ts';
 
 const args = parseArgs({
-  options: { messages: { type: 'string', default: '2000' }, concurrency: { type: 'string', default: '32' } },
+  options: {
+    messages: { type: 'string', default: '2000' },
+    concurrency: { type: 'string', default: '32' },
+    // Writes V8 CPU profiles of the gateway and chats into this directory (read them with
+    // bench/profile-summary.ts).
+    profile: { type: 'string' },
+  },
 }).values;
+const profileEnv = (name: string): Record<string, string> =>
+  args.profile
+    ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${args.profile} --cpu-prof-name=${name}.cpuprofile` }
+    : {};
 const N = Number(args.messages);
 const C = Number(args.concurrency);
 
@@ -61,8 +71,9 @@ const gateway = spawnService(join(repoRoot, 'services/gateway/src/main.ts'), {
   INBOX_ADMIN_USERNAME: 'bench',
   INBOX_ADMIN_PASSWORD: 'a long quiet passphrase 1',
   AUTH_MAX_FAILURES_PER_ADDRESS: '1000',
+  ...profileEnv('gateway'),
 });
-const chats = spawnService(join(repoRoot, 'services/chats/src/main.ts'), env);
+const chats = spawnService(join(repoRoot, 'services/chats/src/main.ts'), { ...env, ...profileEnv('chats') });
 await waitFor(
   async () => (await fetch(`${url}/api/v1/status/health/`).catch(() => null))?.status === 200,
   60_000,

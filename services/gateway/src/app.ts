@@ -15,6 +15,7 @@ import {
   gatewayOutboxContracts,
 } from './adapters/audit.ts';
 import type { Mailer } from './adapters/mailer.ts';
+import { createPrincipalCache, type PrincipalCache } from './adapters/principal-cache.ts';
 import { createTokenBox } from './adapters/secrets.ts';
 import type { GatewayConfig } from './config.ts';
 import { createGuards, type Guards } from './http/guards.ts';
@@ -57,6 +58,7 @@ export interface Gateway {
   users: Users;
   tokens: Tokens;
   guards: Guards;
+  principals: PrincipalCache;
 }
 
 /** Builds the inbox HTTP API without listening, so tests can `inject()` or listen on port 0. */
@@ -97,13 +99,22 @@ export async function buildApp(deps: GatewayDeps): Promise<Gateway> {
   outbox.start();
   app.addHook('onClose', async () => outbox.stop());
   const audit = createAudit(outbox);
+  const principals = createPrincipalCache({ ttlMs: config.PRINCIPAL_CACHE_TTL_MS });
+  const announceRightsChange = createRightsNotifier(bus, log);
+  // This process forgets at once, before the change is answered; other gateways on the event.
+  const rightsChanged = async (userIds: number[]) => {
+    principals.dropUsers(userIds);
+    await announceRightsChange(userIds);
+  };
   const tokens = createTokens({
     db,
+    principals,
+    // A revoked token must stop working on every gateway, not only after the cache expires.
+    tokenRevoked: (userId) => rightsChanged([userId]),
     box: createTokenBox(config.INBOX_SECRET_KEY),
     refreshTtlSeconds: config.REFRESH_TOKEN_TTL_SECONDS,
     passwordlessTtlSeconds: config.PASSWORDLESS_LINK_TTL_SECONDS,
   });
-  const rightsChanged = createRightsNotifier(bus, log);
   const users = createUsers({ db, audit, rightsChanged, maxSeats: config.MAX_NUMBER_OF_SEATS });
   const groups = createGroups(db, audit, rightsChanged);
   const guards = createGuards(tokens);
@@ -161,5 +172,5 @@ export async function buildApp(deps: GatewayDeps): Promise<Gateway> {
   await app.register(templateRoutes, api);
   await app.register(whatsappAccountRoutes, api);
   await app.register(webhookRoutes, { prefix: API_PREFIX, bus, authenticate: guards.authenticate });
-  return { app, users, tokens, guards };
+  return { app, users, tokens, guards, principals };
 }

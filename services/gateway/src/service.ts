@@ -1,5 +1,10 @@
 import { type HttpServer, type Logger, pingDb, pingNats } from '@switchboard/kit';
-import { type Bus, ensureConfigurator as ensureConfiguratorRpc, principalLookup } from '@switchboard/proto';
+import {
+  type Bus,
+  ensureConfigurator as ensureConfiguratorRpc,
+  identityChanged,
+  principalLookup,
+} from '@switchboard/proto';
 import type { Kysely } from 'kysely';
 import { createMailer, type Mailer } from './adapters/mailer.ts';
 import { buildApp } from './app.ts';
@@ -41,7 +46,7 @@ export async function createGateway(deps: {
 }): Promise<GatewayService> {
   const { db, bus, log, config } = deps;
   const mailer = deps.mailer ?? createMailer(config.SMTP_URL, config.MAIL_FROM, log);
-  const { app, users, tokens } = await buildApp({
+  const { app, users, tokens, principals } = await buildApp({
     log,
     bus,
     db,
@@ -69,6 +74,8 @@ export async function createGateway(deps: {
       subscriptions = [
         bus.serve(ensureConfiguratorRpc, ({ username }) => ensureConfigurator(db, tokens, username)),
         bus.serve(principalLookup, async ({ user_id }) => ({ principal: await users.principalFor(user_id) })),
+        // Rights changed through another gateway (an unreadable notice: forget everyone).
+        bus.subscribe(identityChanged, (change) => principals.dropUsers(change?.user_ids ?? [])),
       ];
       await app.listen({ host: config.HOST, port: config.PORT });
     },

@@ -72,27 +72,41 @@ export async function messageRecords(
   return rows.flatMap((m) => {
     const chat = chatMap.get(m.wa_id);
     if (!chat) return [];
-    return [
-      {
-        id: m.id,
-        wamid: m.wamid,
-        type: m.type,
-        waba_payload: m.waba_payload,
-        waba_statuses: foldStatuses(statuses.get(statusKey(m)) ?? []),
-        contact: contactOf(chat, names.get(m.wa_id) ?? ''),
-        from_us: m.from_us,
-        received: m.received,
-        sender_user_id: m.sender_user_id,
-        timestamp: m.timestamp,
-        // Pages never end inside one second, so this message's own second is the cursor both ways.
-        before_time: m.timestamp,
-        since_time: m.timestamp,
-        customer_wa_id: m.wa_id,
-        tags: [],
-        chat_tags: [],
-      },
-    ];
+    return [toMessageRecord(m, chat, names.get(m.wa_id) ?? '', statuses.get(statusKey(m)) ?? [])];
   });
+}
+
+/** The fields of a message row its resource shows. */
+export type MessageRecordRow = Pick<
+  MessageRow,
+  'id' | 'wamid' | 'type' | 'waba_payload' | 'from_us' | 'received' | 'sender_user_id' | 'timestamp' | 'wa_id'
+>;
+
+/** One message resource from its row, its chat, the customer's profile name and its statuses. */
+export function toMessageRecord(
+  m: MessageRecordRow,
+  chat: ChatRow,
+  profileName: string,
+  statuses: StatusRow[],
+): MessageRecord {
+  return {
+    id: m.id,
+    wamid: m.wamid,
+    type: m.type,
+    waba_payload: m.waba_payload,
+    waba_statuses: foldStatuses(statuses),
+    contact: contactOf(chat, profileName),
+    from_us: m.from_us,
+    received: m.received,
+    sender_user_id: m.sender_user_id,
+    timestamp: m.timestamp,
+    // Pages never end inside one second, so this message's own second is the cursor both ways.
+    before_time: m.timestamp,
+    since_time: m.timestamp,
+    customer_wa_id: m.wa_id,
+    tags: [],
+    chat_tags: [],
+  };
 }
 
 /** Inbound messages newer than the user's read mark, per chat. */

@@ -13,14 +13,16 @@ import { assertMayWrite } from '../domain/chat-access.ts';
 import { nowSeconds } from '../domain/clock.ts';
 import { networkRequestOf, requestHash } from '../domain/send-request.ts';
 import { windowExpiresAt } from '../domain/window.ts';
-import { findChat } from '../store/chats.ts';
 import {
+  findChatWithName,
   findSendByIdempotencyKey,
   getMessageRow,
   insertQueuedMessage,
+  insertQueuedMessageIntoChat,
+  type QueuedMessage,
   queuedMessageIdsOlderThan,
 } from '../store/messages.ts';
-import { messageRecords } from '../store/views.ts';
+import { messageRecords, toMessageRecord } from '../store/views.ts';
 import type { Db, RequestOf } from './types.ts';
 
 export interface SendDeps {
@@ -71,7 +73,8 @@ export async function send(
   idempotencyKey: string | undefined,
 ): Promise<MessageRecord> {
   const { db } = deps;
-  const chat = await findChat(db, req.wa_id);
+  const found = await findChatWithName(db, req.wa_id);
+  const chat = found?.chat;
   assertMayWrite(p, req.wa_id, chat);
 
   const hash = requestHash(req);
@@ -103,26 +106,56 @@ export async function send(
     }
   }
 
-  const id = randomUUID();
+  const queued: QueuedMessage = {
+    id: randomUUID(),
+    waId: req.wa_id,
+    type: req.type,
+    wabaPayload: networkRequestOf(req),
+    senderUserId: p.user_id,
+    timestamp: now,
+    idempotencyKey: idempotencyKey ?? null,
+    requestHash: hash,
+  };
+  let record: MessageRecord | undefined;
   try {
-    await insertQueuedMessage(db, {
-      id,
-      waId: req.wa_id,
-      type: req.type,
-      wabaPayload: networkRequestOf(req),
-      senderUserId: p.user_id,
-      timestamp: now,
-      idempotencyKey: idempotencyKey ?? null,
-      requestHash: hash,
-    });
+    // The common case, a chat that exists, is one statement; a first template to a customer
+    // creates the person and chat in a transaction.
+    const updatedChat = found ? await insertQueuedMessageIntoChat(db, queued) : undefined;
+    if (found && updatedChat) record = newQueuedRecord(queued, updatedChat, found.profileName);
+    else await insertQueuedMessage(db, queued);
   } catch (err) {
     // The same Idempotency-Key raced in twice: the other request stored it.
     if ((err as { code?: string }).code === '23505' && idempotencyKey)
       return send(deps, p, req, idempotencyKey);
     throw err;
   }
-  await queueStored(deps, id);
-  return recordOf(db, id);
+  await queueStored(deps, queued.id);
+  return record ?? recordOf(db, queued.id);
+}
+
+/** The resource of a message just queued: what reading it back would answer, without the read. */
+function newQueuedRecord(
+  m: QueuedMessage,
+  chat: Parameters<typeof toMessageRecord>[1],
+  profileName: string,
+): MessageRecord {
+  return toMessageRecord(
+    {
+      id: m.id,
+      wamid: null,
+      type: m.type,
+      // As jsonb gives it back.
+      waba_payload: JSON.parse(JSON.stringify(m.wabaPayload)),
+      from_us: true,
+      received: false,
+      sender_user_id: m.senderUserId,
+      timestamp: m.timestamp,
+      wa_id: m.waId,
+    },
+    chat,
+    profileName,
+    [],
+  );
 }
 
 /** The `send_message` request: `send` with the request's principal, message and key. */

@@ -1,5 +1,6 @@
 import type { Principal } from '@switchboard/proto';
 import type { Kysely } from 'kysely';
+import type { PrincipalCache } from '../adapters/principal-cache.ts';
 import { newAuthToken, newRefreshToken, type TokenBox, tokenHash } from '../adapters/secrets.ts';
 import {
   assertRefreshUsable,
@@ -25,6 +26,9 @@ export interface TokensDeps {
   box: TokenBox;
   refreshTtlSeconds: number;
   passwordlessTtlSeconds: number;
+  /** Token → principal between rights changes; none: every request reads the database. */
+  principals?: PrincipalCache;
+  tokenRevoked?: (userId: number) => Promise<void>;
 }
 
 export function createTokens(deps: TokensDeps) {
@@ -46,14 +50,21 @@ export function createTokens(deps: TokensDeps) {
 
   /** One round trip per request: the user and their group ids together. */
   async function principalForToken(token: string): Promise<Principal | null> {
-    const user = await activeUserByTokenHash(db, tokenHash(token));
+    const hash = tokenHash(token);
+    const key = hash.toString('base64');
+    const cached = deps.principals?.get(key);
+    if (cached) return cached;
+    const user = await activeUserByTokenHash(db, hash);
     if (!user) return null;
     const { group_ids, ...row } = user;
-    return toPrincipal(row, group_ids);
+    const principal = toPrincipal(row, group_ids);
+    deps.principals?.set(key, principal);
+    return principal;
   }
 
   async function revokeAuthToken(userId: number): Promise<void> {
     await deleteAuthToken(db, userId);
+    await deps.tokenRevoked?.(userId);
   }
 
   async function issueRefreshToken(userId: number, purpose: RefreshPurpose): Promise<string> {

@@ -213,7 +213,9 @@ export function createUsers(deps: UsersDeps) {
       throw err;
     }
     audit.committed();
-    if (rightsTouched(input).length) await rightsChanged([id]);
+    // Ended sessions and a new username must not live on in principal caches either.
+    if (rightsTouched(input).length || passwordHash !== undefined || input.username !== undefined)
+      await rightsChanged([id]);
     return get(id);
   }
 
