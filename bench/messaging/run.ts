@@ -2,25 +2,32 @@
  * Messaging benchmarks on real infrastructure (nats-server, embedded PostgreSQL, the sandbox,
  * gateway and chats as their own processes):
  *
- *  ingest: signed network webhooks POSTed to the gateway; accepted per second, and the latency
- *          from POST to the message row committed by chats (p50/p99).
- *  send:   POST /api/v1/messages/ to 202 (p50/p99, per second).
+ *  ingest:            signed network webhooks POSTed to the gateway as fast as `--concurrency`
+ *                     allows: accepted per second (gateway 200), and persisted per second and
+ *                     latency (gateway 200 → chats committed the row and handed the event on:
+ *                     the bench listens to the instance's `events.network` subject).
+ *  ingest_paced:      the same at a fixed rate of half the measured maximum: p50/p99 from
+ *                     gateway 200 to the event (the latency users see in normal operation).
+ *  ingest_sequential: one webhook at a time: POST → 200 and POST → event.
+ *  send_sequential:   one POST /api/v1/messages/ at a time → 202.
+ *  send:              POST /api/v1/messages/ → 202 under `--concurrency`, while the sandbox's
+ *                     status webhooks (sent, delivered, read) flow back as in production.
  *
- * Each is printed beside a raw baseline measured in the same run with the same client and
- * concurrency: a bare Fastify server answering the same POST with no work.
+ * Every figure is printed beside a raw baseline measured in the same run with the same client
+ * and concurrency: a bare Fastify server answering the same POST with no work.
  *
- *   node bench/messaging/run.ts [--messages 2000] [--concurrency 32]
+ *   node bench/messaging/run.ts [--messages 2000] [--concurrency 32] [--profile DIR]
  */
 import { createHmac } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { messagesWebhookBody } from '@switchboard/proto';
+import { connectNats } from '@switchboard/kit';
+import { instanceId, messagesWebhookBody, networkEvent } from '@switchboard/proto';
 import { sandboxSettings, startSandbox } from '@switchboard/sandbox';
 import { startLocalInfra } from '@switchboard/testkit/infra';
 import { freePort, repoRoot, spawnService, uniqueInstanceId, waitFor } from '@switchboard/testkit/tools';
 import Fastify from 'fastify';
-import pg from 'pg';
 import { Pool } from 'undici';
 import { round } from '../stats.ts';
 import { runConcurrent, summary } from './stats.ts';
@@ -52,11 +59,12 @@ const seed = sandbox.seed;
 if (!seed) throw new Error('no sandbox seed');
 const port = await freePort();
 const url = `http://127.0.0.1:${port}`;
+const instance = uniqueInstanceId('bench');
 const env = {
   DATABASE_URL: databaseUrl,
   NATS_URL: infra.natsUrl,
   // Its own subjects and streams, also on a NATS given by NATS_URL.
-  INSTANCE_ID: uniqueInstanceId('bench'),
+  INSTANCE_ID: instance,
   PUBLIC_URL: url,
   NETWORK_BASE_URL: sandbox.url,
   NETWORK_API_KEY: seed.apiKey,
@@ -83,8 +91,9 @@ await waitFor(
 const client = new Pool(url, { connections: C, pipelining: 1 });
 const sign = (body: string) =>
   `sha256=${createHmac('sha256', seed.webhookSecret).update(body).digest('hex')}`;
-const webhookBody = (i: number, ts: number) => {
-  const waId = `4917${String(i % 200).padStart(8, '0')}`;
+const customer = (i: number) => `4917${String(i % 200).padStart(8, '0')}`;
+const webhookBody = (wamid: string, i: number, ts: number) => {
+  const waId = customer(i);
   return JSON.stringify(
     messagesWebhookBody(
       { wabaId: 'bench', displayPhoneNumber: seed.displayPhoneNumber, phoneNumberId: seed.phoneNumberId },
@@ -93,7 +102,7 @@ const webhookBody = (i: number, ts: number) => {
         messages: [
           {
             from: waId,
-            id: `wamid.bench.${i}`,
+            id: wamid,
             timestamp: String(ts),
             type: 'text',
             text: { body: `message ${i}` },
@@ -124,79 +133,169 @@ async function post(
 const raw = Fastify({ logger: false, bodyLimit: 4 * 1024 * 1024 });
 raw.post('/api/v1/waba/webhook/', async () => ({ status: 'accepted' }));
 raw.post('/api/v1/messages/', async (_req, reply) => reply.status(202).send({ id: 'x' }));
+raw.post('/sandbox/customers/:wa_id/messages', async () => ({ id: 'x' }));
 await raw.listen({ host: '127.0.0.1', port: 0 });
 const rawAddr = raw.server.address();
 if (!rawAddr || typeof rawAddr === 'string') throw new Error('no raw port');
 const rawClient = new Pool(`http://127.0.0.1:${rawAddr.port}`, { connections: C, pipelining: 1 });
 
+/** Runs `n` POSTs with `concurrency` in flight (warm-up first); durations and when each answered. */
 async function measure(
   label: string,
   base: Pool,
   path: string,
   body: (i: number) => string,
   headers: (b: string) => Record<string, string>,
+  opts: { n?: number; concurrency?: number; warmUp?: (i: number) => string } = {},
 ) {
-  // Warm-up, not measured.
-  await runConcurrent(Math.min(200, N), C, async (i) => {
-    const b = body(N + 100_000 + i);
-    await post(path, b, headers(b), base);
-  });
-  const t0 = performance.now();
+  const n = opts.n ?? N;
+  const concurrency = opts.concurrency ?? C;
+  const warmUp = opts.warmUp;
+  if (warmUp) {
+    await runConcurrent(Math.min(200, n), concurrency, async (i) => {
+      const b = warmUp(i);
+      await post(path, b, headers(b), base);
+    });
+  }
+  const answeredAt: number[] = new Array(n);
   const statuses: number[] = [];
-  const durations = await runConcurrent(N, C, async (i) => {
+  const t0 = performance.now();
+  const durations = await runConcurrent(n, concurrency, async (i) => {
     const b = body(i);
     statuses.push(await post(path, b, headers(b), base));
+    answeredAt[i] = performance.now();
   });
   const elapsed = performance.now() - t0;
-  const bad = statuses.filter((s) => s >= 300).length;
+  const bad = statuses.filter((st) => st >= 300).length;
   if (bad) throw new Error(`${label}: ${bad} requests failed`);
-  return { ...summary(durations, elapsed), elapsedMs: elapsed };
+  return { ...summary(durations, elapsed), elapsedMs: elapsed, durations, answeredAt, startedAt: t0 };
 }
 
+const brief = (m: { per_second: number; p50_ms: number; p99_ms: number }) => ({
+  per_second: m.per_second,
+  p50_ms: m.p50_ms,
+  p99_ms: m.p99_ms,
+});
+
+// Chats hands every body on as an event once its rows are committed: the bench listens to the
+// instance's `events.network` subject and takes an event's arrival as "committed".
+const nc = await connectNats(infra.natsUrl, 'bench-messaging');
+const committedAt = new Map<string, number>();
+const waiting = new Map<string, () => void>();
+const decoder = new TextDecoder();
+const events = nc.subscribe(networkEvent.subject(instanceId(instance)));
+void (async () => {
+  for await (const m of events) {
+    const t = performance.now();
+    const event = networkEvent.schema.parse(JSON.parse(decoder.decode(m.data)));
+    for (const [, wamid] of event.body.matchAll(/"id":\s*"(wamid\.[^"]+)"/g)) {
+      if (!wamid) continue;
+      if (committedAt.has(wamid)) continue;
+      committedAt.set(wamid, t);
+      waiting.get(wamid)?.();
+    }
+  }
+})();
+const committed = (wamid: string) =>
+  new Promise<void>((resolve) => {
+    if (committedAt.has(wamid)) resolve();
+    else waiting.set(wamid, resolve);
+  });
+async function allCommitted(wamids: string[], what: string): Promise<void> {
+  await waitFor(async () => wamids.every((w) => committedAt.has(w)), 300_000, what);
+}
+const ingestHeaders = (b: string) => ({ 'x-hub-signature-256': sign(b) });
+const ingestPath = '/api/v1/waba/webhook/';
 const now = Math.floor(Date.now() / 1000);
-const sentAt = new Map<string, number>();
+
+// ---- ingest at full speed ----
 const rawIngest = await measure(
   'raw ingest',
   rawClient,
-  '/api/v1/waba/webhook/',
-  (i) => webhookBody(i, now),
+  ingestPath,
+  (i) => webhookBody(`r${i}`, i, now),
   () => ({}),
 );
-const ingestStart = Date.now();
 const ingest = await measure(
   'ingest',
   client,
-  '/api/v1/waba/webhook/',
-  (i) => {
-    if (i < N) sentAt.set(`wamid.bench.${i}`, Date.now());
-    return webhookBody(i, now);
-  },
-  (b) => ({ 'x-hub-signature-256': sign(b) }),
+  ingestPath,
+  (i) => webhookBody(`wamid.bench.b${i}`, i, now),
+  ingestHeaders,
+  { warmUp: (i) => webhookBody(`wamid.bench.w${i}`, i, now) },
 );
-const db = new pg.Client({ connectionString: databaseUrl });
-await db.connect();
-await waitFor(
-  async () =>
-    Number(
-      (await db.query("select count(*)::int as n from messages where wamid like 'wamid.bench.%'")).rows[0]?.n,
-    ) >=
-    N + Math.min(200, N),
-  300_000,
-  'all webhooks stored',
+const burstIds = Array.from({ length: N }, (_, i) => `wamid.bench.b${i}`);
+await allCommitted(burstIds, 'every burst webhook committed');
+const commitTimes = burstIds.map((w) => committedAt.get(w) ?? Number.NaN);
+const persisted = summary(
+  burstIds.map((_, i) => (commitTimes[i] ?? 0) - ((ingest.answeredAt[i] ?? 0) - (ingest.durations[i] ?? 0))),
+  Math.max(...commitTimes) - ingest.startedAt,
 );
-const stored = await db.query<{ wamid: string; created_at: Date }>(
-  "select wamid, created_at from messages where wamid like 'wamid.bench.%'",
-);
-const storeLatencies = stored.rows.flatMap((r) => {
-  const t = sentAt.get(r.wamid);
-  return t === undefined ? [] : [r.created_at.getTime() - t];
-});
-const lastStored = Math.max(
-  ...stored.rows.filter((r) => sentAt.has(r.wamid)).map((r) => r.created_at.getTime()),
-);
-const persisted = summary(storeLatencies, lastStored - ingestStart);
 
-// ---- send: POST /messages/ to 202 ----
+// ---- ingest paced at half the maximum: open loop, one request every 1/rate s ----
+const pacedRate = Math.max(1, Math.round(ingest.per_second / 2));
+const pacedN = Math.min(N, pacedRate * 5);
+const pacedStart = performance.now();
+const paced = await Promise.all(
+  Array.from({ length: pacedN }, async (_, i) => {
+    const due = pacedStart + (i * 1000) / pacedRate;
+    await new Promise((r) => setTimeout(r, Math.max(0, due - performance.now())));
+    const wamid = `wamid.bench.p${i}`;
+    const b = webhookBody(wamid, i, now);
+    const sentAt = performance.now();
+    const status = await post(ingestPath, b, ingestHeaders(b));
+    if (status >= 300) throw new Error(`paced ingest: ${status}`);
+    const okAt = performance.now();
+    await committed(wamid);
+    const at = committedAt.get(wamid) ?? okAt;
+    return { accepted: okAt - sentAt, toCommit: at - okAt, total: at - sentAt };
+  }),
+);
+const pacedElapsed = performance.now() - pacedStart;
+
+// ---- one at a time ----
+const SEQUENTIAL = 200;
+const rawIngestSeq = await measure(
+  'raw sequential ingest',
+  rawClient,
+  ingestPath,
+  (i) => webhookBody(`q${i}`, i, now),
+  () => ({}),
+  {
+    n: SEQUENTIAL,
+    concurrency: 1,
+  },
+);
+const seqIngest = await Promise.resolve().then(async () => {
+  const rows: Array<{ accepted: number; total: number }> = [];
+  for (let i = 0; i < SEQUENTIAL; i++) {
+    const wamid = `wamid.bench.s${i}`;
+    const b = webhookBody(wamid, i, now);
+    const t0 = performance.now();
+    const status = await post(ingestPath, b, ingestHeaders(b));
+    if (status >= 300) throw new Error(`sequential ingest: ${status}`);
+    const okAt = performance.now();
+    await committed(wamid);
+    rows.push({ accepted: okAt - t0, total: (committedAt.get(wamid) ?? okAt) - t0 });
+  }
+  return rows;
+});
+
+// ---- send: customers write through the network first, so the network accepts the replies ----
+const customers = Array.from({ length: 200 }, (_, i) => customer(i));
+const greeted = await Promise.all(
+  customers.map(async (waId) => {
+    const res = await fetch(`${sandbox.url}/sandbox/customers/${waId}/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ type: 'text', text: { body: 'hello' } }),
+    });
+    if (!res.ok) throw new Error(`customer ${waId}: ${res.status} ${await res.text()}`);
+    return ((await res.json()) as { id: string }).id;
+  }),
+);
+await allCommitted(greeted, 'every customer message committed');
+
 const login = await fetch(`${url}/api/v1/auth/token/`, {
   method: 'POST',
   headers: { 'content-type': 'application/json' },
@@ -204,37 +303,94 @@ const login = await fetch(`${url}/api/v1/auth/token/`, {
 });
 const { token } = (await login.json()) as { token: string };
 const sendBody = (i: number) =>
-  JSON.stringify({
-    wa_id: `4917${String(i % 200).padStart(8, '0')}`,
-    type: 'text',
-    text: { body: `reply ${i}` },
-  });
+  JSON.stringify({ wa_id: customer(i), type: 'text', text: { body: `reply ${i}` } });
+const sendHeaders = () => ({ authorization: `Token ${token}` });
+const rawSendSeq = await measure(
+  'raw sequential send',
+  rawClient,
+  '/api/v1/messages/',
+  sendBody,
+  () => ({}),
+  {
+    n: SEQUENTIAL,
+    concurrency: 1,
+  },
+);
+const sendSeq = await measure('sequential send', client, '/api/v1/messages/', sendBody, sendHeaders, {
+  n: SEQUENTIAL,
+  concurrency: 1,
+  warmUp: sendBody,
+});
 const rawSend = await measure('raw send', rawClient, '/api/v1/messages/', sendBody, () => ({}));
-const send = await measure('send', client, '/api/v1/messages/', sendBody, () => ({
-  authorization: `Token ${token}`,
-}));
+const send = await measure('send', client, '/api/v1/messages/', sendBody, sendHeaders);
+// The sandbox posts sent/delivered/read for every reply meanwhile: count what came back.
+const networkStatuses = [...committedAt.keys()].filter((w) => !w.startsWith('wamid.bench.')).length;
 
 const result = {
   benchmark: 'messaging',
   machine: { cpus: (await import('node:os')).cpus().length, node: process.version },
-  parameters: { messages: N, concurrency: C },
+  parameters: { messages: N, concurrency: C, sequential: SEQUENTIAL, paced_rate_per_second: pacedRate },
   ingest: {
-    accepted: { per_second: ingest.per_second, p50_ms: ingest.p50_ms, p99_ms: ingest.p99_ms },
-    persisted: { per_second: persisted.per_second, p50_ms: persisted.p50_ms, p99_ms: persisted.p99_ms },
-    raw_baseline: { per_second: rawIngest.per_second, p50_ms: rawIngest.p50_ms, p99_ms: rawIngest.p99_ms },
+    accepted: brief(ingest),
+    raw_baseline: brief(rawIngest),
     ratio_accepted_to_raw: round(ingest.per_second / rawIngest.per_second, 3),
+    persisted: { ...brief(persisted), latency_from: 'POST sent' },
+    ratio_persisted_to_accepted: round(persisted.per_second / ingest.per_second, 3),
+  },
+  ingest_paced: {
+    rate_per_second: round((pacedN / pacedElapsed) * 1000, 1),
+    accepted: brief(
+      summary(
+        paced.map((p) => p.accepted),
+        pacedElapsed,
+      ),
+    ),
+    accepted_to_committed: brief(
+      summary(
+        paced.map((p) => p.toCommit),
+        pacedElapsed,
+      ),
+    ),
+    post_to_committed: brief(
+      summary(
+        paced.map((p) => p.total),
+        pacedElapsed,
+      ),
+    ),
+    raw_baseline_sequential: brief(rawIngestSeq),
+  },
+  ingest_sequential: {
+    accepted: brief(
+      summary(
+        seqIngest.map((r) => r.accepted),
+        1,
+      ),
+    ),
+    post_to_committed: brief(
+      summary(
+        seqIngest.map((r) => r.total),
+        1,
+      ),
+    ),
+    raw_baseline: brief(rawIngestSeq),
+  },
+  send_sequential: {
+    accepted_202: brief(sendSeq),
+    raw_baseline: brief(rawSendSeq),
   },
   send: {
-    accepted_202: { per_second: send.per_second, p50_ms: send.p50_ms, p99_ms: send.p99_ms },
-    raw_baseline: { per_second: rawSend.per_second, p50_ms: rawSend.p50_ms, p99_ms: rawSend.p99_ms },
+    accepted_202: brief(send),
+    raw_baseline: brief(rawSend),
     ratio_to_raw: round(send.per_second / rawSend.per_second, 3),
+    network_wamids_seen_in_events: networkStatuses,
   },
 };
 process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
 await mkdir(join(repoRoot, 'bench/results'), { recursive: true });
 await writeFile(join(repoRoot, 'bench/results/messaging.json'), `${JSON.stringify(result, null, 2)}\n`);
 
-await db.end();
+events.unsubscribe();
+await nc.drain();
 await client.close();
 await rawClient.close();
 await raw.close();

@@ -11,6 +11,8 @@ const SpanJson = z.object({
   parentSpanId: z.string().optional(),
   name: z.string(),
   kind: z.number().optional(),
+  startTimeUnixNano: z.union([z.string(), z.number()]).optional(),
+  endTimeUnixNano: z.union([z.string(), z.number()]).optional(),
   attributes: z.array(z.object({ key: z.string(), value: AnyValue })).optional(),
 });
 const ExportRequest = z.object({
@@ -29,8 +31,14 @@ export interface ReceivedSpan {
   parentSpanId: string | undefined;
   name: string;
   kind: number | undefined;
+  /** Epoch milliseconds (fractional), when the exporter sent them. */
+  startMs: number | undefined;
+  endMs: number | undefined;
   attributes: Record<string, string | number | undefined>;
 }
+
+const nanosToMs = (v: string | number | undefined) =>
+  v === undefined ? undefined : Number(BigInt(v) / 1000n) / 1000;
 
 export interface OtlpReceiver {
   /** Base URL for OTEL_EXPORTER_OTLP_ENDPOINT. */
@@ -67,6 +75,8 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
               parentSpanId: s.parentSpanId || undefined,
               name: s.name,
               kind: s.kind,
+              startMs: nanosToMs(s.startTimeUnixNano),
+              endMs: nanosToMs(s.endTimeUnixNano),
               attributes: Object.fromEntries(
                 (s.attributes ?? []).map((a) => [a.key, a.value.stringValue ?? a.value.intValue]),
               ),

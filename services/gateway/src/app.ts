@@ -99,7 +99,7 @@ export async function buildApp(deps: GatewayDeps): Promise<Gateway> {
   outbox.start();
   app.addHook('onClose', async () => outbox.stop());
   const audit = createAudit(outbox);
-  const principals = createPrincipalCache({ ttlMs: config.PRINCIPAL_CACHE_TTL_MS });
+  const principals = createPrincipalCache({ ttlMs: config.IDENTITY_CACHE_TTL_MS });
   const announceRightsChange = createRightsNotifier(bus, log);
   // This process forgets at once, before the change is answered; other gateways on the event.
   const rightsChanged = async (userIds: number[]) => {
@@ -115,7 +115,13 @@ export async function buildApp(deps: GatewayDeps): Promise<Gateway> {
     refreshTtlSeconds: config.REFRESH_TOKEN_TTL_SECONDS,
     passwordlessTtlSeconds: config.PASSWORDLESS_LINK_TTL_SECONDS,
   });
-  const users = createUsers({ db, audit, rightsChanged, maxSeats: config.MAX_NUMBER_OF_SEATS });
+  const users = createUsers({
+    db,
+    audit,
+    rightsChanged,
+    maxSeats: config.MAX_NUMBER_OF_SEATS,
+    referenceCacheTtlMs: config.IDENTITY_CACHE_TTL_MS,
+  });
   const groups = createGroups(db, audit, rightsChanged);
   const guards = createGuards(tokens);
   const limiter = createFailureLimiter(db, config.AUTH_FAILURE_WINDOW_SECONDS);

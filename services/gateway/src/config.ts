@@ -22,8 +22,12 @@ export const GatewayConfigSchema = BaseEnvSchema.extend({
   INBOX_CONFIGURATOR_USERNAME: z.string().min(1).optional(),
   REFRESH_TOKEN_TTL_SECONDS: seconds.default(30 * 86_400),
   PASSWORDLESS_LINK_TTL_SECONDS: seconds.default(15 * 60),
-  /** How long a token's principal is reused without a database read; 0 turns the cache off. */
-  PRINCIPAL_CACHE_TTL_MS: z.coerce.number().int().nonnegative().default(5_000),
+  /**
+   * How long a token's principal and a user's API object are reused without a database read;
+   * 0 turns the caches off. Changes made through this gateway apply at once, rights changes
+   * through another one as soon as its `events.identity` notice arrives, at worst after this.
+   */
+  IDENTITY_CACHE_TTL_MS: z.coerce.number().int().nonnegative().default(5_000),
   AUTH_MAX_FAILURES_PER_USERNAME: z.coerce.number().int().positive().default(5),
   AUTH_MAX_FAILURES_PER_ADDRESS: z.coerce.number().int().positive().default(20),
   AUTH_FAILURE_WINDOW_SECONDS: seconds.default(15 * 60),

@@ -75,7 +75,10 @@ export async function createGateway(deps: {
         bus.serve(ensureConfiguratorRpc, ({ username }) => ensureConfigurator(db, tokens, username)),
         bus.serve(principalLookup, async ({ user_id }) => ({ principal: await users.principalFor(user_id) })),
         // Rights changed through another gateway (an unreadable notice: forget everyone).
-        bus.subscribe(identityChanged, (change) => principals.dropUsers(change?.user_ids ?? [])),
+        bus.subscribe(identityChanged, (change) => {
+          principals.dropUsers(change?.user_ids ?? []);
+          users.forget(change?.user_ids ?? []);
+        }),
       ];
       await app.listen({ host: config.HOST, port: config.PORT });
     },

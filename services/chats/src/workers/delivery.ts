@@ -39,6 +39,9 @@ import {
   sendLeaseLeft,
 } from '../store/sends.ts';
 
+/** Bounds how long one command keeps its handler busy with a customer's backlog. */
+const MAX_FOLLOWERS_PER_COMMAND = 20;
+
 type Attempt =
   | { kind: 'sent' }
   | { kind: 'failed' }
@@ -187,7 +190,22 @@ export async function startDeliveryWorker(deps: {
     const outcome = await attempt(m.id, ctx);
     ctx.span.setAttribute('switchboard.send_outcome', outcome.kind);
     if (outcome.kind === 'busy' || outcome.kind === 'retry') return { kind: 'nak', delayMs: outcome.delayMs };
+    await sendFollowers(m.wa_id, ctx);
     return undefined;
+  }
+
+  /**
+   * The customer's next queued sends, now: their own commands wait (a delayed nak) while an
+   * earlier send is unsent, and would otherwise each add up to FOLLOWER_POLL_MS to a burst of
+   * replies to one customer. Their commands later find them sent and are acknowledged.
+   */
+  async function sendFollowers(waId: string, ctx: DeliveryContext): Promise<void> {
+    for (let i = 0; i < MAX_FOLLOWERS_PER_COMMAND; i++) {
+      const head = await headOfQueue(db, waId);
+      if (!head || head.leased || head.due_in_ms > 0) return;
+      const outcome = await attempt(head.id, ctx);
+      if (outcome.kind !== 'sent' && outcome.kind !== 'failed') return;
+    }
   }
 
   return bus.consume(

@@ -18,8 +18,7 @@ import { createKeyedQueue } from '../domain/keyed-queue.ts';
 import { type ParsedBody, parseNetworkBody } from '../domain/network-body.ts';
 import { backoffMs, INBOUND_RETRY_POLICY, retryDecision } from '../domain/retry.ts';
 import { storableJsonText } from '../domain/storable.ts';
-import { chatAccessSubjects } from '../store/chats.ts';
-import { storeNetworkWebhook } from '../store/ingest.ts';
+import { createIngestBatcher } from './ingest-batcher.ts';
 
 /** Customers a body names, first the one it is about. */
 function customersOf(parsed: ParsedBody | null): string[] {
@@ -69,6 +68,7 @@ export async function startInboundConsumer(deps: {
 }): Promise<Consumption> {
   const { bus, db, log } = deps;
   const perCustomer = createKeyedQueue();
+  const batcher = createIngestBatcher(db, { failFor: deps.failFor });
 
   async function giveUp(
     f: ClassifiedFailure,
@@ -116,9 +116,9 @@ export async function startInboundConsumer(deps: {
       // stream's order (what `ordered` webhooks rely on).
       return perCustomer.run(customer, async (): Promise<Disposition | undefined> => {
         try {
-          const result = await storeNetworkWebhook(
-            db,
-            {
+          const base = eventOf(msg.body, parsed, msg.received_at);
+          const { result, chats } = await batcher.fold({
+            raw: {
               streamSeq: ctx.seq,
               receivedAt: msg.received_at,
               signatureVerified: msg.signature_verified,
@@ -126,8 +126,8 @@ export async function startInboundConsumer(deps: {
               storableJson,
             },
             parsed,
-            { failFor: deps.failFor },
-          );
+            waIds: base.wa_ids,
+          });
           if (result !== 'already_stored') {
             ctx.span.setAttribute('switchboard.messages_stored', result.storedMessages);
             ctx.span.setAttribute('switchboard.statuses_stored', result.storedStatuses);
@@ -140,8 +140,7 @@ export async function startInboundConsumer(deps: {
               'network webhook names customers that are not wa_ids; those items are kept in the body only',
             );
           }
-          const base = eventOf(msg.body, parsed, msg.received_at);
-          const event: NetworkEvent = { ...base, chats: await chatAccessSubjects(db, base.wa_ids) };
+          const event: NetworkEvent = { ...base, chats };
           await bus.publish(networkEvent, event, { idempotencyKey: event.event_id });
           return undefined;
         } catch (err) {

@@ -31,6 +31,12 @@ export interface UsersDeps {
   /** Told after a change that can alter what the users may do or receive (caches drop them). */
   rightsChanged: RightsChangedFn;
   maxSeats: number;
+  /**
+   * How long `byIds` reuses a user's API object (message senders, assignees) without reading
+   * it: every send answers with its sender, two queries the profiles showed on each send.
+   * Changes through this process apply at once; through another gateway within this time.
+   */
+  referenceCacheTtlMs?: number;
 }
 
 export function toUserOut(u: UserRow, groups: Array<{ id: number; name: string }>): UserOut {
@@ -86,7 +92,16 @@ async function assertGroupsExist(trx: Transaction<GatewayDatabase>, ids: number[
 }
 
 export function createUsers(deps: UsersDeps) {
-  const { db, audit, rightsChanged, maxSeats } = deps;
+  const { db, audit, maxSeats } = deps;
+  const references = new Map<number, { out: UserOut; expiresAt: number }>();
+  const forget = (ids: readonly number[]) => {
+    if (!ids.length) references.clear();
+    for (const id of ids) references.delete(id);
+  };
+  const rightsChanged: RightsChangedFn = async (ids) => {
+    forget(ids);
+    await deps.rightsChanged(ids);
+  };
 
   async function get(id: number): Promise<UserOut> {
     const u = await findUser(db, id);
@@ -213,6 +228,7 @@ export function createUsers(deps: UsersDeps) {
       throw err;
     }
     audit.committed();
+    forget([id]);
     // Ended sessions and a new username must not live on in principal caches either.
     if (rightsTouched(input).length || passwordHash !== undefined || input.username !== undefined)
       await rightsChanged([id]);
@@ -237,13 +253,28 @@ export function createUsers(deps: UsersDeps) {
 
   /** Users by id for expanding references (message senders, assignees); unknown ids are skipped. */
   async function byIds(ids: readonly number[]): Promise<Map<number, UserOut>> {
-    const rows = await usersByIds(db, ids);
-    if (!rows.length) return new Map();
+    const found = new Map<number, UserOut>();
+    const now = Date.now();
+    const missing = ids.filter((id) => {
+      const cached = references.get(id);
+      if (cached && cached.expiresAt > now) found.set(id, cached.out);
+      return !found.has(id);
+    });
+    if (!missing.length) return found;
+    const rows = await usersByIds(db, missing);
+    if (!rows.length) return found;
     const groups = await groupsOf(
       db,
       rows.map((r) => r.id),
     );
-    return new Map(rows.map((r) => [r.id, toUserOut(r, groups.get(r.id) ?? [])]));
+    const ttl = deps.referenceCacheTtlMs ?? 0;
+    if (references.size > 10_000) references.clear();
+    for (const r of rows) {
+      const out = toUserOut(r, groups.get(r.id) ?? []);
+      found.set(r.id, out);
+      if (ttl > 0) references.set(r.id, { out, expiresAt: now + ttl });
+    }
+    return found;
   }
 
   /** The user's current rights, or null when unknown or deactivated (their webhooks receive nothing). */
@@ -257,7 +288,7 @@ export function createUsers(deps: UsersDeps) {
     );
   }
 
-  return { get, list, create, update, deactivate, byIds, principalFor };
+  return { get, list, create, update, deactivate, byIds, principalFor, forget };
 }
 
 export type Users = ReturnType<typeof createUsers>;
