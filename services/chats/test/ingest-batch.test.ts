@@ -1,0 +1,174 @@
+/**
+ * Folding inbound bodies in batches (group commit) against a real PostgreSQL: what one
+ * transaction for many bodies must keep of folding them one by one.
+ */
+import { createDb } from '@switchboard/kit';
+import { freshDatabase, type TestDatabase } from '@switchboard/testkit';
+import type { Kysely } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ChatsDatabase } from '../src/db.ts';
+import { parseNetworkBody } from '../src/domain/network-body.ts';
+import { foldNetworkWebhooks, type InboundBody } from '../src/store/ingest.ts';
+import { createIngestBatcher } from '../src/workers/ingest-batcher.ts';
+
+let testDb: TestDatabase;
+let db: Kysely<ChatsDatabase>;
+let seq = 1;
+
+beforeAll(async () => {
+  testDb = await freshDatabase('ingest_batch');
+  db = createDb<ChatsDatabase>({ url: testDb.url, applicationName: 'ingest-batch-test' });
+});
+afterAll(async () => {
+  await db.destroy();
+  await testDb.drop();
+});
+
+/** A network webhook body with one customer message (`wamid`, second `ts`) or one status. */
+function body(
+  opts:
+    | { waId: string; wamid: string; ts: number; name?: string }
+    | { status: string; wamid: string; waId: string },
+): InboundBody {
+  const value =
+    'status' in opts
+      ? {
+          statuses: [
+            { id: opts.wamid, status: opts.status, timestamp: '1800000000', recipient_id: opts.waId },
+          ],
+        }
+      : {
+          contacts: [{ profile: { name: opts.name ?? 'Ada' }, wa_id: opts.waId }],
+          messages: [
+            {
+              from: opts.waId,
+              id: opts.wamid,
+              timestamp: String(opts.ts),
+              type: 'text',
+              text: { body: opts.wamid },
+            },
+          ],
+        };
+  const raw = JSON.stringify({
+    object: 'whatsapp_business_account',
+    entry: [
+      { id: 'waba', changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', ...value } }] },
+    ],
+  });
+  return {
+    raw: { streamSeq: seq++, receivedAt: Date.now(), signatureVerified: true, body: raw, storableJson: raw },
+    parsed: parseNetworkBody(raw),
+    waIds: [opts.waId],
+  };
+}
+
+/** A chat's messages in the order the API lists them (newest first), oldest first here. */
+async function listed(waId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('messages')
+    .select('wamid')
+    .where('wa_id', '=', waId)
+    .orderBy('timestamp', 'desc')
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .execute();
+  return rows.map((r) => r.wamid ?? '').reverse();
+}
+
+describe('folding inbound bodies in batches', () => {
+  it('keeps each customer’s stream order within one second, across customers in one batch', async () => {
+    const bodies: InboundBody[] = [];
+    // Interleaved customers, every message in the same second: only arrival order can order them.
+    for (let i = 0; i < 30; i++) {
+      bodies.push(body({ waId: '491511000001', wamid: `wamid.order.a${i}`, ts: 1_800_000_000 }));
+      bodies.push(body({ waId: '491511000002', wamid: `wamid.order.b${i}`, ts: 1_800_000_000 }));
+    }
+    const folded = await foldNetworkWebhooks(db, bodies);
+    expect(folded.every((f) => f.result !== 'already_stored' && f.result.storedMessages === 1)).toBe(true);
+    expect(await listed('491511000001')).toEqual(Array.from({ length: 30 }, (_, i) => `wamid.order.a${i}`));
+    expect(await listed('491511000002')).toEqual(Array.from({ length: 30 }, (_, i) => `wamid.order.b${i}`));
+  });
+
+  it('stores a redelivered batch once, and a wamid twice in one batch once', async () => {
+    const first = body({ waId: '491511000003', wamid: 'wamid.once.1', ts: 1_800_000_100 });
+    const again = { ...body({ waId: '491511000003', wamid: 'wamid.once.1', ts: 1_800_000_100 }) };
+    const status = body({ status: 'delivered', wamid: 'wamid.once.1', waId: '491511000003' });
+    const batch = [first, again, status];
+    const once = await foldNetworkWebhooks(db, batch);
+    expect(once.map((f) => (f.result === 'already_stored' ? 'already' : f.result.storedMessages))).toEqual([
+      1, 0, 0,
+    ]);
+    const count = async () =>
+      Number(
+        (
+          await db
+            .selectFrom('messages')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .where('wa_id', '=', '491511000003')
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    const statuses = async () =>
+      (await db.selectFrom('message_statuses').selectAll().where('wamid', '=', 'wamid.once.1').execute())
+        .length;
+    expect(await count()).toBe(1);
+    expect(await statuses()).toBe(1);
+
+    // The same stream messages again (a redelivery after a crash before the acks).
+    const redelivered = await foldNetworkWebhooks(db, batch);
+    expect(redelivered.every((f) => f.result === 'already_stored')).toBe(true);
+    expect(await count()).toBe(1);
+    expect(await statuses()).toBe(1);
+    expect(redelivered[0]?.chats).toEqual([
+      { wa_id: '491511000003', assigned_to_user: null, assigned_group: null },
+    ]);
+  });
+
+  it('reopens a resolved chat once and moves its times to the greatest', async () => {
+    await foldNetworkWebhooks(db, [body({ waId: '491511000004', wamid: 'wamid.re.0', ts: 1_800_000_200 })]);
+    await db.updateTable('chats').set({ resolved: true }).where('wa_id', '=', '491511000004').execute();
+    const folded = await foldNetworkWebhooks(db, [
+      body({ waId: '491511000004', wamid: 'wamid.re.2', ts: 1_800_000_260 }),
+      body({ waId: '491511000004', wamid: 'wamid.re.1', ts: 1_800_000_230 }),
+    ]);
+    expect(folded.map((f) => (f.result === 'already_stored' ? [] : f.result.reopened))).toEqual([
+      ['491511000004'],
+      [],
+    ]);
+    const chat = await db
+      .selectFrom('chats')
+      .selectAll()
+      .where('wa_id', '=', '491511000004')
+      .executeTakeFirstOrThrow();
+    expect(chat.resolved).toBe(false);
+    expect(chat.last_message_at).toBe(1_800_000_260);
+    const reopenings = await db
+      .selectFrom('audit_logs')
+      .select('id')
+      .where('action', '=', 'chat.reopened')
+      .where('target_id', '=', '491511000004')
+      .execute();
+    expect(reopenings).toHaveLength(1);
+  });
+
+  it('a body that fails its batch fails alone: the others are stored', async () => {
+    const batcher = createIngestBatcher(db, { failFor: new Map([['491511000099', '22P02']]) });
+    const good = Array.from({ length: 5 }, (_, i) =>
+      body({ waId: '491511000005', wamid: `wamid.poison.ok${i}`, ts: 1_800_000_300 }),
+    );
+    const poison = body({ waId: '491511000099', wamid: 'wamid.poison.bad', ts: 1_800_000_300 });
+    const outcomes = await Promise.allSettled(
+      [...good.slice(0, 2), poison, ...good.slice(2)].map((b) => batcher.fold(b)),
+    );
+    expect(outcomes.map((o) => o.status)).toEqual([
+      'fulfilled',
+      'fulfilled',
+      'rejected',
+      'fulfilled',
+      'fulfilled',
+      'fulfilled',
+    ]);
+    expect(await listed('491511000005')).toEqual(Array.from({ length: 5 }, (_, i) => `wamid.poison.ok${i}`));
+    expect(await listed('491511000099')).toEqual([]);
+  });
+});
