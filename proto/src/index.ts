@@ -12,6 +12,7 @@ export * from './messaging.ts';
 export * from './network/index.ts';
 export * from './outbox.ts';
 export * from './principal.ts';
+export * from './retry-after.ts';
 export * from './streams.ts';
 export * from './subjects.ts';
 export * from './time.ts';

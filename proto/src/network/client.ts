@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pRetry from 'p-retry';
 import { type Dispatcher, FormData, Pool, errors as undiciErrors } from 'undici';
 import { z } from 'zod';
+import { parseRetryAfter } from '../retry-after.ts';
 import { BlockUsersRequestSchema, type BlockUsersResponse, BlockUsersResponseSchema } from './block-users.ts';
 import { CloudApiErrorBodySchema, NetworkError } from './errors.ts';
 import {
@@ -117,15 +118,6 @@ const ENCODED_MEDIA_ID = /^[A-Za-z0-9_.-]{1,100}$/;
 function header(headers: RawResponse['headers'], name: string): string | undefined {
   const v = headers[name];
   return Array.isArray(v) ? v[0] : v;
-}
-
-/** Retry-After as seconds or an HTTP date, in milliseconds. */
-export function parseRetryAfter(value: string | undefined, now = Date.now()): number | undefined {
-  if (!value) return undefined;
-  const trimmed = value.trim();
-  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000);
-  const at = Date.parse(trimmed);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
 function issuesText(error: z.ZodError): string {

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { parseRetryAfter } from './client.ts';
+import { parseRetryAfter } from '../retry-after.ts';
 import { normalizeRecipient } from './common.ts';
 import { NetworkError } from './errors.ts';
 import { mediaLimitFor } from './media.ts';

@@ -8,6 +8,7 @@ import {
   signatureHeader,
   webhookMessageId,
 } from '@switchboard/kit';
+import { parseRetryAfter } from '@switchboard/proto';
 import { type Receiver, startReceiver } from '@switchboard/testkit';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -16,7 +17,6 @@ import { createDeliveryClient } from '../src/delivery/http-client.ts';
 import { parseDuration, parseDurationList } from '../src/domain/durations.ts';
 import { classify, errorClassOf } from '../src/domain/outcome.ts';
 import { DEFAULT_RETRY_SCHEDULE_MS, nextRetry, type RetryPolicy, withJitter } from '../src/domain/retry.ts';
-import { parseRetryAfter } from '../src/domain/retry-after.ts';
 import { TEST_SECRET_KEY } from './helpers.ts';
 
 const receivers: Receiver[] = [];

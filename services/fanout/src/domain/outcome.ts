@@ -1,6 +1,6 @@
 import { BLOCKED_ADDRESS_CODE } from '@switchboard/kit';
+import { parseRetryAfter } from '@switchboard/proto';
 import type { FailureHints } from './retry.ts';
-import { parseRetryAfter } from './retry-after.ts';
 
 export type ErrorClass =
   | 'http_status'

@@ -1,5 +1,11 @@
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { type Bus, ServiceError, wabaWebhookReceived } from '@switchboard/proto';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import {
+  type Bus,
+  HUB_SIGNATURE_HEADER,
+  ServiceError,
+  verifyHubSignature256,
+  wabaWebhookReceived,
+} from '@switchboard/proto';
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -11,13 +17,6 @@ export interface WabaWebhookOptions {
   bus: Bus;
   secret: string | undefined;
   verifyToken: string | undefined;
-}
-
-export function signatureMatches(secret: string, rawBody: string, header: string | undefined): boolean {
-  if (!header?.startsWith('sha256=')) return false;
-  const given = Buffer.from(header.slice('sha256='.length), 'hex');
-  const expected = createHmac('sha256', secret).update(rawBody, 'utf8').digest();
-  return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
 const VerifyQuery = z.object({
@@ -85,10 +84,10 @@ export const wabaWebhookRoutes: FastifyPluginAsync<WabaWebhookOptions> = async (
         throw new ServiceError('unsupported_media_type', 'Send the webhook as application/json.');
       }
       const raw = req.body;
-      const sig = req.headers['x-hub-signature-256'];
+      const sig = req.headers[HUB_SIGNATURE_HEADER];
       if (
         opts.secret !== undefined &&
-        !signatureMatches(opts.secret, raw, typeof sig === 'string' ? sig : undefined)
+        !verifyHubSignature256(opts.secret, raw, typeof sig === 'string' ? sig : undefined)
       ) {
         throw new ServiceError(
           'invalid_signature',

@@ -1,8 +1,9 @@
 /**
- * `Retry-After` as delta-seconds or an HTTP-date, in milliseconds from `nowMs`.
+ * The one reader of `Retry-After` (the network's throttling answers, webhook endpoints'
+ * 429/503): delta-seconds or an HTTP-date (RFC 9110 section 10.2.3), in milliseconds from `nowMs`.
  * Undefined when absent or unreadable; a date in the past means "now" (0).
  */
-export function parseRetryAfter(value: string | undefined, nowMs: number): number | undefined {
+export function parseRetryAfter(value: string | undefined, nowMs = Date.now()): number | undefined {
   if (value === undefined) return undefined;
   const text = value.trim();
   if (text === '') return undefined;
