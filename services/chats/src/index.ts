@@ -1,6 +1,5 @@
 // Chats as a library, for the single-process inbox (services/inbox), the cross-service tests in
 // test/ and tools: what another package may use of chats is exported here.
-export { startAuditLog } from './audit-log.ts';
 export { type ChatsConfig, ChatsConfigSchema, loadConfig } from './config.ts';
 export type { ChatsDatabase } from './db.ts';
 export { chatsMigrations } from './migrations/index.ts';

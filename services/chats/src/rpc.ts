@@ -1,16 +1,19 @@
 import type { Logger, Subscription } from '@switchboard/kit';
 import {
   assignChat,
+  auditList,
   type Bus,
   getChat,
   getMessage,
   listChats,
+  listInboundDeadLetters,
   listMessages,
   listPersons,
   listTemplates,
   listWhatsappAccounts,
   markAsReceived,
   type NetworkClient,
+  redriveInboundDeadLetter,
   sendMessage,
   updateChat,
 } from '@switchboard/proto';
@@ -28,7 +31,7 @@ export interface RpcDeps {
 }
 
 /**
- * Serves the messaging requests: each contract maps to its use case (`use-cases/`), in the
+ * Serves the requests (messaging, the event log, inbound dead letters): each contract maps to its use case (`use-cases/`), in the
  * `chats` queue group so each request is answered once, by whichever worker is free.
  */
 export function startRpc(rpcDeps: RpcDeps): Subscription[] {
@@ -48,5 +51,8 @@ export function startRpc(rpcDeps: RpcDeps): Subscription[] {
     bus.serve(listPersons, (r) => useCase.listPersons(deps, r), queue),
     bus.serve(listTemplates, (r) => useCase.listTemplates(deps, r), queue),
     bus.serve(listWhatsappAccounts, (r) => useCase.listWhatsappAccounts(deps, r), queue),
+    bus.serve(auditList, (r) => useCase.listAuditLog(deps, r), queue),
+    bus.serve(listInboundDeadLetters, (r) => useCase.listInboundDeadLetters(deps, r), queue),
+    bus.serve(redriveInboundDeadLetter, (r) => useCase.redriveInboundDeadLetter(deps, r), queue),
   ];
 }

@@ -1,12 +1,11 @@
 import type { Logger } from '@switchboard/kit';
 import { type Bus, type Consumption, createNetworkClient } from '@switchboard/proto';
 import type { Kysely } from 'kysely';
-import { startAuditLog } from './audit-log.ts';
 import type { ChatsConfig } from './config.ts';
 import type { ChatsDatabase } from './db.ts';
-import { startDeadLetterRpc } from './dead-letters.ts';
 import { startRpc } from './rpc.ts';
 import { requeueStranded } from './use-cases/send-message.ts';
+import { startAuditLogConsumer } from './workers/audit-log.ts';
 import { startDeliveryWorker } from './workers/delivery.ts';
 import { startInboundConsumer } from './workers/inbound.ts';
 
@@ -57,8 +56,8 @@ export async function createChats(deps: {
       }
       const inbound = await startInboundConsumer({ bus, db, log, failFor: config.CHATS_TEST_FAIL_WA_IDS });
       consumers.push({ name: 'inbound consumer', consumption: inbound });
-      const audit = await startAuditLog({ bus, db, log });
-      consumers.push({ name: 'event-log consumer', consumption: audit.consumption });
+      const audit = await startAuditLogConsumer({ bus, db, log });
+      consumers.push({ name: 'event-log consumer', consumption: audit });
       const delivery = await startDeliveryWorker({
         db,
         bus,
@@ -79,8 +78,7 @@ export async function createChats(deps: {
         },
         templateCacheSeconds: config.TEMPLATE_CACHE_SECONDS,
       });
-      const deadLetters = startDeadLetterRpc({ db, bus, log });
-      subscriptions = [...rpc, ...deadLetters, audit.rpc];
+      subscriptions = rpc;
 
       // A send stored while NATS refused its command answered 503; the client may never retry.
       // Re-queue such sends at start and then every 30 s (the command's Nats-Msg-Id is the

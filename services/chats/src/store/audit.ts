@@ -41,3 +41,29 @@ export function chatAuditEntry(
     at: Date.now(),
   };
 }
+
+/** A page of the event log, newest first, filtered by target and action. */
+export async function auditPage(
+  db: Kysely<ChatsDatabase>,
+  r: {
+    target_type?: string | undefined;
+    target_id?: string | undefined;
+    action?: string | undefined;
+    limit: number;
+    offset: number;
+  },
+) {
+  let base = db.selectFrom('audit_logs');
+  if (r.target_type) base = base.where('target_type', '=', r.target_type);
+  if (r.target_id) base = base.where('target_id', '=', r.target_id);
+  if (r.action) base = base.where('action', '=', r.action);
+  const { n } = await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const rows = await base
+    .selectAll()
+    .orderBy('at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(r.limit)
+    .offset(r.offset)
+    .execute();
+  return { count: Number(n), rows };
+}

@@ -2,6 +2,12 @@
 export { assignChat } from './assign-chat.ts';
 export { getChat } from './get-chat.ts';
 export { getMessage } from './get-message.ts';
+export {
+  type DeadLetterDeps,
+  listInboundDeadLetters,
+  redriveInboundDeadLetter,
+} from './inbound-dead-letters.ts';
+export { listAuditLog } from './list-audit-log.ts';
 export { listChats } from './list-chats.ts';
 export { listMessages } from './list-messages.ts';
 export { listPersons } from './list-persons.ts';

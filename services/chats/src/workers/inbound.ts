@@ -13,11 +13,11 @@ import {
 } from '@switchboard/proto';
 import type { Kysely } from 'kysely';
 import type { ChatsDatabase } from '../db.ts';
-import { recordDeadLetter } from '../dead-letters.ts';
 import { createKeyedQueue } from '../domain/keyed-queue.ts';
 import { type ParsedBody, parseNetworkBody } from '../domain/network-body.ts';
 import { backoffMs, INBOUND_RETRY_POLICY, retryDecision } from '../domain/retry.ts';
 import { storableJsonText } from '../domain/storable.ts';
+import { recordDeadLetter } from '../store/dead-letters.ts';
 import { createIngestBatcher } from './ingest-batcher.ts';
 
 /** Customers a body names, first the one it is about. */

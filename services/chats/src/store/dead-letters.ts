@@ -1,22 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import type { Logger, Subscription } from '@switchboard/kit';
 import {
   type AuditEntry,
-  type Bus,
   type InboundDeadLetter,
-  listInboundDeadLetters,
   type Principal,
   posixSeconds,
   posixSecondsOrNull,
-  redriveInboundDeadLetter,
-  ServiceError,
   WaIdSchema,
-  wabaWebhookReceived,
 } from '@switchboard/proto';
 import type { Kysely, Selectable, Transaction } from 'kysely';
-import type { ChatsDatabase, InboundDeadLettersTable } from './db.ts';
-import { storableText, storableValue } from './domain/storable.ts';
-import { insertAuditEntry } from './store/audit.ts';
+import type { ChatsDatabase, InboundDeadLettersTable } from '../db.ts';
+import { storableText, storableValue } from '../domain/storable.ts';
+import { insertAuditEntry } from './audit.ts';
 
 type Db = Kysely<ChatsDatabase>;
 
@@ -111,7 +105,7 @@ export async function recordDeadLetter(db: Db, d: DeadLetterInput): Promise<numb
 const BODY_PREVIEW_CHARS = 8 * 1024;
 const ERROR_PREVIEW_CHARS = 2_000;
 
-function view(row: Selectable<InboundDeadLettersTable>): InboundDeadLetter {
+export function deadLetterView(row: Selectable<InboundDeadLettersTable>): InboundDeadLetter {
   const body = row.body.toString('utf8');
   const truncated = body.length > BODY_PREVIEW_CHARS;
   return {
@@ -133,91 +127,50 @@ function view(row: Selectable<InboundDeadLettersTable>): InboundDeadLetter {
   };
 }
 
-function assertAdmin(p: Principal): void {
-  if (p.role !== 'admin' && p.role !== 'configurator') {
-    throw new ServiceError('permission_denied', 'Only admins may re-drive dead letters.');
-  }
+/** A page of dead letters, newest first, optionally only those (not) re-driven. */
+export async function deadLetterPage(
+  db: Db,
+  r: { redriven?: boolean | undefined; limit: number; offset: number },
+): Promise<{ count: number; rows: Array<Selectable<InboundDeadLettersTable>> }> {
+  let base = db.selectFrom('inbound_dead_letters');
+  if (r.redriven !== undefined) base = base.where('redriven_at', r.redriven ? 'is not' : 'is', null);
+  const { n } = await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const rows = await base
+    .selectAll()
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(r.limit)
+    .offset(r.offset)
+    .execute();
+  return { count: Number(n), rows };
+}
+
+export async function findDeadLetter(db: Db, id: number) {
+  return db.selectFrom('inbound_dead_letters').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
 /**
- * `list_inbound_dead_letters` and `redrive_inbound_dead_letter`. A re-drive republishes the
- * body as received to the inbound stream (original receive time and signature flag), where it
- * is processed like any body: stored if the cause was fixed, dead-lettered again (a new entry)
- * if not. Re-driving twice publishes once: the dead letter remembers it was re-driven and the
- * publish carries a message id JetStream de-duplicates.
+ * Marks a dead letter re-driven with its event-log entry, in one transaction; the row as it is
+ * now (another re-drive may have marked it first).
  */
-export function startDeadLetterRpc(deps: { db: Db; bus: Bus; log: Logger }): Subscription[] {
-  const { db, bus, log } = deps;
-  const queue = { queue: 'chats' };
-  return [
-    bus.serve(
-      listInboundDeadLetters,
-      async (r) => {
-        let base = db.selectFrom('inbound_dead_letters');
-        if (r.redriven !== undefined) {
-          base = base.where('redriven_at', r.redriven ? 'is not' : 'is', null);
-        }
-        const { n } = await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-        const rows = await base
-          .selectAll()
-          .orderBy('created_at', 'desc')
-          .orderBy('id', 'desc')
-          .limit(r.limit)
-          .offset(r.offset)
-          .execute();
-        return { count: Number(n), results: rows.map(view) };
-      },
-      queue,
-    ),
-
-    bus.serve(
-      redriveInboundDeadLetter,
-      async (r) => {
-        assertAdmin(r.principal);
-        const row = await db
-          .selectFrom('inbound_dead_letters')
-          .selectAll()
-          .where('id', '=', r.id)
-          .executeTakeFirst();
-        if (!row) throw new ServiceError('not_found', 'No dead letter with this id.');
-        if (!row.redrivable) {
-          throw new ServiceError(
-            'not_redrivable',
-            'This stream message was not a network webhook; there is no body to re-drive.',
-          );
-        }
-        if (row.redriven_at) return view(row);
-        await bus.publish(
-          wabaWebhookReceived,
-          {
-            received_at: row.received_at.getTime(),
-            body: row.body.toString('utf8'),
-            signature_verified: row.signature_verified,
-          },
-          { idempotencyKey: `redrive-${row.id}` },
-        );
-        const updated = await db.transaction().execute(async (trx) => {
-          const u = await trx
-            .updateTable('inbound_dead_letters')
-            .set({ redriven_at: new Date() })
-            .where('id', '=', row.id)
-            .where('redriven_at', 'is', null)
-            .returningAll()
-            .executeTakeFirst();
-          if (u) await insertAuditEntry(trx, deadLetterAuditEntry('inbound.redriven', r.principal, u));
-          return u;
-        });
-        log.info({ dead_letter_id: row.id, stream_seq: row.stream_seq }, 'inbound dead letter re-driven');
-        const current =
-          updated ??
-          (await db
-            .selectFrom('inbound_dead_letters')
-            .selectAll()
-            .where('id', '=', row.id)
-            .executeTakeFirstOrThrow());
-        return view(current);
-      },
-      queue,
-    ),
-  ];
+export async function markDeadLetterRedriven(
+  db: Db,
+  id: number,
+  actor: Principal,
+): Promise<Selectable<InboundDeadLettersTable>> {
+  const updated = await db.transaction().execute(async (trx) => {
+    const u = await trx
+      .updateTable('inbound_dead_letters')
+      .set({ redriven_at: new Date() })
+      .where('id', '=', id)
+      .where('redriven_at', 'is', null)
+      .returningAll()
+      .executeTakeFirst();
+    if (u) await insertAuditEntry(trx, deadLetterAuditEntry('inbound.redriven', actor, u));
+    return u;
+  });
+  return (
+    updated ??
+    (await db.selectFrom('inbound_dead_letters').selectAll().where('id', '=', id).executeTakeFirstOrThrow())
+  );
 }
