@@ -2,7 +2,7 @@ import { BaseEnvSchema, envBoolean, InstanceSecretKeySchema, parseEnv } from '@s
 import { z } from 'zod';
 import { parseDuration, parseDurationList } from './domain/durations.ts';
 import { DEFAULT_RETRY_SCHEDULE_MS } from './domain/retry.ts';
-import { DEFAULT_ATTEMPT_TIMEOUT_MS, type FanoutSettings } from './settings.ts';
+import { DEFAULT_ATTEMPT_TIMEOUT_MS, type FanoutSettings } from './domain/settings.ts';
 
 const duration = (fallback: string) =>
   z

@@ -1,7 +1,7 @@
 import type { Subscription } from '@switchboard/kit';
 import type { Bus } from '@switchboard/proto';
 import { fanoutRpc } from '@switchboard/proto';
-import type { WebhookManager } from './management.ts';
+import type { WebhookManager } from './use-cases/webhooks.ts';
 
 /**
  * Serves the webhook management requests. Every fanout process serves them in one queue group

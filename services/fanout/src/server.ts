@@ -6,10 +6,10 @@ import {
   pingNats,
   type Telemetry,
 } from '@switchboard/kit';
+import { createWebhookSecretsBox } from './adapters/sealing.ts';
 import { loadConfig, settingsFromConfig } from './config.ts';
 import type { FanoutDatabase } from './db.ts';
 import { createFanoutMigrations } from './migrations/index.ts';
-import { createWebhookSecretsBox } from './sealing.ts';
 import { createFanout } from './service.ts';
 
 export async function runFanout(telemetry: Telemetry): Promise<void> {

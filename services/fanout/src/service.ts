@@ -1,18 +1,18 @@
 import { createOutboxRelay, type Logger, type SecretBox } from '@switchboard/kit';
 import { type Bus, outboxPublisher } from '@switchboard/proto';
 import type { Kysely } from 'kysely';
+import { createDeliveryClient } from './adapters/http-client.ts';
+import { createAnnouncer, FANOUT_OUTBOX, fanoutOutboxContracts } from './adapters/lifecycle.ts';
+import { createOwnerDirectory } from './adapters/owners.ts';
+import { checkSecretsKey } from './adapters/sealing.ts';
 import type { FanoutDatabase } from './db.ts';
-import { createAttemptLog } from './delivery/attempt-log.ts';
-import { createDeliveryEngine } from './delivery/engine.ts';
-import { createDeliveryClient } from './delivery/http-client.ts';
-import { createOwnerDirectory } from './delivery/owners.ts';
-import { createWebhookStore } from './delivery/store.ts';
-import { createSupervisor, type Supervisor } from './delivery/supervisor.ts';
-import { createAnnouncer, FANOUT_OUTBOX, fanoutOutboxContracts } from './lifecycle.ts';
-import { createWebhookManager, type WebhookManager } from './management.ts';
+import type { FanoutSettings } from './domain/settings.ts';
 import { serveWebhookRpc } from './rpc.ts';
-import { checkSecretsKey } from './sealing.ts';
-import type { FanoutSettings } from './settings.ts';
+import { createAttemptLog } from './store/attempt-log.ts';
+import { createWebhookStore } from './store/deliveries.ts';
+import { createWebhookManager, type WebhookManager } from './use-cases/webhooks.ts';
+import { createDeliveryEngine } from './workers/engine.ts';
+import { createSupervisor, type Supervisor } from './workers/supervisor.ts';
 
 export interface Fanout {
   readonly manager: WebhookManager;

@@ -14,11 +14,11 @@ import {
 } from '@switchboard/proto';
 import { admin, freshDatabase, type TestDatabase, testNatsUrl, uniqueInstanceId } from '@switchboard/testkit';
 import type { Kysely } from 'kysely';
+import { createWebhookSecretsBox } from '../src/adapters/sealing.ts';
 import type { FanoutDatabase } from '../src/db.ts';
+import { defaultSettings, type FanoutSettings } from '../src/domain/settings.ts';
 import { createFanoutMigrations } from '../src/migrations/index.ts';
-import { createWebhookSecretsBox } from '../src/sealing.ts';
 import { createFanout, type Fanout } from '../src/service.ts';
-import { defaultSettings, type FanoutSettings } from '../src/settings.ts';
 
 /** The instance key of every test, the same the inbox tests give the gateway (test/support/inbox.ts). */
 export const TEST_SECRET_KEY = 'inbox-test-secret-key-0123456789abcdef';

@@ -5,10 +5,10 @@ import { admin, type ReceivedRequest, type Receiver, startReceiver, waitFor } fr
 import { type Kysely, sql } from 'kysely';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkSecretsKey, createWebhookSecretsBox, openWebhook } from '../src/adapters/sealing.ts';
 import type { FanoutDatabase } from '../src/db.ts';
 import { m0001Webhooks } from '../src/migrations/0001_webhooks.ts';
 import { fanoutMigrations } from '../src/migrations/index.ts';
-import { checkSecretsKey, createWebhookSecretsBox, openWebhook } from '../src/sealing.ts';
 import {
   type Harness,
   publishEvent,

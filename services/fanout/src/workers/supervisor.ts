@@ -9,7 +9,7 @@ import {
 } from '@switchboard/proto';
 import type { Kysely } from 'kysely';
 import type { FanoutDatabase } from '../db.ts';
-import type { FanoutSettings } from '../settings.ts';
+import type { FanoutSettings } from '../domain/settings.ts';
 import { createAckBatcher } from './ack-batcher.ts';
 import { type ConsumerLoop, startConsumerLoop } from './consumer-loop.ts';
 import {

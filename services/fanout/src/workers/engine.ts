@@ -2,17 +2,17 @@ import type { Span } from '@opentelemetry/api';
 import type { Logger } from '@switchboard/kit';
 import { activeSecrets, signatureHeader, webhookMessageId } from '@switchboard/kit';
 import type { NetworkEvent, TestOutcome } from '@switchboard/proto';
+import type { DeliveryClient } from '../adapters/http-client.ts';
+import type { OwnerDirectory } from '../adapters/owners.ts';
 import type { DeadLetterReason, DeliveryTrigger, DisabledReason, NewAttempt, WebhookRow } from '../db.ts';
 import { audienceOf } from '../domain/audience.ts';
 import { type AttemptResult, type Classified, classify } from '../domain/outcome.ts';
 import { nextRetry } from '../domain/retry.ts';
+import type { FanoutSettings } from '../domain/settings.ts';
 import { buildTestEvent } from '../domain/test-event.ts';
-import type { FanoutSettings } from '../settings.ts';
-import type { AttemptLog } from './attempt-log.ts';
+import type { AttemptLog } from '../store/attempt-log.ts';
+import type { WebhookStore } from '../store/deliveries.ts';
 import type { Disposition } from './consumer-loop.ts';
-import type { DeliveryClient } from './http-client.ts';
-import type { OwnerDirectory } from './owners.ts';
-import type { WebhookStore } from './store.ts';
 
 /** Told when the engine changed a webhook on its own (410, failing too long). */
 export type DisabledListener = (webhook: WebhookRow, reason: DisabledReason) => void;

@@ -1,7 +1,7 @@
 import { createSecretBox, type SecretBox } from '@switchboard/kit';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
-import type { FanoutDatabase, StoredWebhookRow, WebhookRow } from './db.ts';
+import type { FanoutDatabase, StoredWebhookRow, WebhookRow } from '../db.ts';
 
 /**
  * The HKDF purpose of the fan-out's key: distinct from the gateway's auth-token key, so neither

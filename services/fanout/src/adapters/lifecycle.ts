@@ -8,7 +8,7 @@ import {
   webhookLifecycle,
 } from '@switchboard/proto';
 import type { Kysely } from 'kysely';
-import type { FanoutDatabase, WebhookRow } from './db.ts';
+import type { FanoutDatabase, WebhookRow } from '../db.ts';
 
 export const FANOUT_OUTBOX = 'fanout_outbox';
 

@@ -1,7 +1,7 @@
 import type { SecretBox } from '@switchboard/kit';
 import type { Insertable, Kysely } from 'kysely';
+import { openWebhook } from '../adapters/sealing.ts';
 import type { DisabledReason, FanoutDatabase, WebhookDeadLettersTable, WebhookRow } from '../db.ts';
-import { openWebhook } from '../sealing.ts';
 
 export interface WebhookStore {
   /**

@@ -1,4 +1,4 @@
-import { DEFAULT_RETRY_SCHEDULE_MS, type RetryPolicy } from './domain/retry.ts';
+import { DEFAULT_RETRY_SCHEDULE_MS, type RetryPolicy } from './retry.ts';
 
 /** Everything the fan-out's behaviour depends on, in milliseconds; config.ts builds it from the environment. */
 export interface FanoutSettings {

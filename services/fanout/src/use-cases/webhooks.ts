@@ -16,12 +16,12 @@ import {
 } from '@switchboard/proto';
 import type { Kysely, Selectable } from 'kysely';
 import type { z } from 'zod';
-import type { FanoutDatabase, WebhookAttemptsTable, WebhookRow } from './db.ts';
-import { deleteDurables, ensureDurables } from './delivery/durables.ts';
-import type { DeliveryEngine } from './delivery/engine.ts';
-import type { Announcer } from './lifecycle.ts';
-import { openWebhook, sealHeaders } from './sealing.ts';
-import type { FanoutSettings } from './settings.ts';
+import type { Announcer } from '../adapters/lifecycle.ts';
+import { openWebhook, sealHeaders } from '../adapters/sealing.ts';
+import type { FanoutDatabase, WebhookAttemptsTable, WebhookRow } from '../db.ts';
+import type { FanoutSettings } from '../domain/settings.ts';
+import { deleteDurables, ensureDurables } from '../workers/durables.ts';
+import type { DeliveryEngine } from '../workers/engine.ts';
 
 type Req<K extends keyof typeof fanoutRpc> = z.output<(typeof fanoutRpc)[K]['request']>;
 
