@@ -1,14 +1,25 @@
-import type { Logger } from '@switchboard/kit';
-import { type Bus, type Consumption, createNetworkClient } from '@switchboard/proto';
+import { createSecretBox, type Logger } from '@switchboard/kit';
+import {
+  type Bus,
+  type Consumption,
+  createContactCheckClient,
+  createNetworkClient,
+} from '@switchboard/proto';
 import type { Kysely } from 'kysely';
+import { createHttpContactProviderClient } from './adapters/http-contact-provider.ts';
 import { startAuditLog } from './audit-log.ts';
 import type { ChatsConfig } from './config.ts';
 import type { ChatsDatabase } from './db.ts';
 import { startDeadLetterRpc } from './dead-letters.ts';
+import { createTtlCache, type ProviderContact } from './domain/contact-merge.ts';
+import { startOrganisationRpc } from './organisation-rpc.ts';
 import { startRpc } from './rpc.ts';
 import { requeueStranded } from './use-cases/send-message.ts';
 import { startDeliveryWorker } from './workers/delivery.ts';
 import { startInboundConsumer } from './workers/inbound.ts';
+
+/** The secret box purpose of contact provider secrets (never reuse it for anything else). */
+export const CONTACT_PROVIDER_SECRETS_PURPOSE = 'chats:contact-provider-secrets';
 
 export interface Chats {
   /**
@@ -42,6 +53,25 @@ export async function createChats(deps: {
   const webhookUrl = config.PUBLIC_URL
     ? new URL('/api/v1/waba/webhook/', config.PUBLIC_URL).toString()
     : null;
+
+  const contactProviders = createHttpContactProviderClient({
+    allowPrivateTargets: config.CONTACT_PROVIDERS_ALLOW_PRIVATE_TARGETS,
+  });
+  const organisation = {
+    db,
+    bus,
+    log,
+    network,
+    contactCheck: createContactCheckClient({
+      baseUrl: config.NETWORK_BASE_URL,
+      apiKey: config.NETWORK_API_KEY,
+    }),
+    providers: contactProviders,
+    providerSecrets: config.INBOX_SECRET_KEY
+      ? createSecretBox(config.INBOX_SECRET_KEY, CONTACT_PROVIDER_SECRETS_PURPOSE)
+      : null,
+    contactCache: createTtlCache<ProviderContact[]>(config.CONTACT_CACHE_SECONDS * 1000),
+  };
 
   const consumers: Array<{ name: string; consumption: Consumption }> = [];
   let requeueTimer: NodeJS.Timeout | undefined;
@@ -80,7 +110,7 @@ export async function createChats(deps: {
         templateCacheSeconds: config.TEMPLATE_CACHE_SECONDS,
       });
       const deadLetters = startDeadLetterRpc({ db, bus, log });
-      subscriptions = [...rpc, ...deadLetters, audit.rpc];
+      subscriptions = [...rpc, ...deadLetters, audit.rpc, ...startOrganisationRpc(organisation)];
 
       // A send stored while NATS refused its command answered 503; the client may never retry.
       // Re-queue such sends at start and then every 30 s (the command's Nats-Msg-Id is the
@@ -122,6 +152,7 @@ export async function createChats(deps: {
         });
       }
       await network.close();
+      await contactProviders.close();
       if (failure) throw failure;
     },
   };

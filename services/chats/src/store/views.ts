@@ -4,6 +4,7 @@ import type { ChatsDatabase, ChatsTable, MessagesTable } from '../db.ts';
 import { initials } from '../domain/initials.ts';
 import { foldStatuses, type StatusRow } from '../domain/statuses.ts';
 import { windowExpiresAt } from '../domain/window.ts';
+import { chatTagsOf, messageTagsOf } from './tags.ts';
 
 type Db = Kysely<ChatsDatabase>;
 type ChatRow = Selectable<ChatsTable>;
@@ -69,6 +70,11 @@ export async function messageRecords(
     );
   const names = await profileNames(db, waIds);
   const statuses = await statusesFor(db, rows.map(statusKey));
+  const chatTags = await chatTagsOf(db, waIds);
+  const messageTags = await messageTagsOf(
+    db,
+    rows.map((r) => r.id),
+  );
   return rows.flatMap((m) => {
     const chat = chatMap.get(m.wa_id);
     if (!chat) return [];
@@ -88,8 +94,8 @@ export async function messageRecords(
         before_time: m.timestamp,
         since_time: m.timestamp,
         customer_wa_id: m.wa_id,
-        tags: [],
-        chat_tags: [],
+        tags: messageTags.get(m.id) ?? [],
+        chat_tags: chatTags.get(m.wa_id) ?? [],
       },
     ];
   });
@@ -126,6 +132,7 @@ export async function chatRecords(db: Db, chats: ChatRow[], userId: number): Pro
     .orderBy('created_at', 'desc')
     .execute();
   const last = new Map((await messageRecords(db, lastRows, chatMap)).map((m) => [m.customer_wa_id, m]));
+  const tags = await chatTagsOf(db, waIds);
   return chats.map((c) => ({
     wa_id: c.wa_id,
     contact: contactOf(c, names.get(c.wa_id) ?? ''),
@@ -134,6 +141,6 @@ export async function chatRecords(db: Db, chats: ChatRow[], userId: number): Pro
     assigned_to_user_id: c.assigned_to_user,
     assigned_group_id: c.assigned_group,
     resolved: c.resolved,
-    tags: [],
+    tags: tags.get(c.wa_id) ?? [],
   }));
 }
