@@ -13,6 +13,7 @@ export * from './network/index.ts';
 export * from './organisation.ts';
 export * from './outbox.ts';
 export * from './principal.ts';
+export * from './push.ts';
 export * from './streams.ts';
 export * from './subjects.ts';
 export * from './tag.ts';

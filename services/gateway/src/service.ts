@@ -1,12 +1,19 @@
 import { type HttpServer, type Logger, pingDb, pingNats } from '@switchboard/kit';
-import { type Bus, ensureConfigurator as ensureConfiguratorRpc, principalLookup } from '@switchboard/proto';
+import {
+  type Bus,
+  type Consumption,
+  ensureConfigurator as ensureConfiguratorRpc,
+  principalLookup,
+} from '@switchboard/proto';
 import type { Kysely } from 'kysely';
 import { createMailer, type Mailer } from './adapters/mailer.ts';
+import { createUnconfiguredSender, createWebPushSender, type PushSender } from './adapters/push.ts';
 import { buildApp } from './app.ts';
 import type { GatewayConfig } from './config.ts';
 import type { HealthChecks } from './routes/health.ts';
 import type { GatewayDatabase } from './store/db.ts';
 import { ensureAdmin, ensureConfigurator } from './use-cases/bootstrap.ts';
+import { startPushNotifier } from './workers/push-notifier.ts';
 
 export interface GatewayService {
   /** The inbox HTTP API, built but not listening until `start()`. */
@@ -50,6 +57,24 @@ export async function createGateway(deps: {
     health: deps.health ?? { database: () => pingDb(db), nats: () => pingNats(bus.nc) },
   });
   let subscriptions: Array<{ unsubscribe(): void }> = [];
+  let pushNotifier: Consumption | undefined;
+  const webPush: PushSender =
+    config.VAPID_PUBLIC_KEY && config.VAPID_PRIVATE_KEY
+      ? createWebPushSender({
+          vapid: {
+            subject: config.VAPID_SUBJECT,
+            publicKey: config.VAPID_PUBLIC_KEY,
+            privateKey: config.VAPID_PRIVATE_KEY,
+          },
+          allowPrivateTargets: config.PUSH_ALLOW_PRIVATE_TARGETS,
+          log,
+        })
+      : createUnconfiguredSender('webpush', log);
+  const senders = {
+    webpush: webPush,
+    fcm: createUnconfiguredSender('fcm', log),
+    apns: createUnconfiguredSender('apns', log),
+  };
 
   return {
     app,
@@ -70,10 +95,22 @@ export async function createGateway(deps: {
         bus.serve(ensureConfiguratorRpc, ({ username }) => ensureConfigurator(db, tokens, username)),
         bus.serve(principalLookup, async ({ user_id }) => ({ principal: await users.principalFor(user_id) })),
       ];
+      pushNotifier = await startPushNotifier({
+        bus,
+        db,
+        log,
+        senders,
+        principalFor: (id) => users.principalFor(id),
+        ttlDays: config.PUSH_TOKEN_TTL_DAYS,
+        maxAgeSeconds: config.PUSH_MAX_AGE_SECONDS,
+      });
       await app.listen({ host: config.HOST, port: config.PORT });
     },
     async stop() {
       await app.close();
+      await pushNotifier?.stop();
+      pushNotifier = undefined;
+      await Promise.all(Object.values(senders).map((s) => s.close()));
       for (const s of subscriptions) s.unsubscribe();
       subscriptions = [];
       mailer.close();
