@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { defineRpc } from './contracts.ts';
+import { ServiceError } from './errors.ts';
 import { ContactSchema } from './messaging.ts';
 import { WaIdSchema } from './network/common.ts';
-import { PrincipalSchema } from './principal.ts';
+import { assertMayMessage, type Principal, PrincipalSchema } from './principal.ts';
 import { subjects } from './subjects.ts';
 import { TagSchema } from './tag.ts';
 import { posixSecondsSchema } from './time.ts';
@@ -22,6 +23,25 @@ const PageRequest = {
 const RowId = z.number().int().min(1).max(2_147_483_647);
 /** Any JSON value a client attaches (`extra`); kept as given. */
 const Extra = z.unknown();
+
+// ---- who may use what (the gateway checks before reading a body, chats again) ----
+
+/** Tags are for users with `can_use_tags`; the configurator never works in the inbox. */
+export function assertMayUseTags(p: Principal): void {
+  if (p.role === 'configurator') throw new ServiceError('configurator_not_allowed');
+  if (!p.permissions.can_use_tags) throw new ServiceError('permission_denied', 'You may not use tags.');
+}
+
+/** Tagging touches chats: tags and reading chats. */
+export function assertMayTag(p: Principal): void {
+  assertMayUseTags(p);
+  assertMayMessage(p);
+}
+
+/** Saved responses are the inbox users' tool: the configurator has none. */
+export function assertInboxUser(p: Principal): void {
+  if (p.role === 'configurator') throw new ServiceError('configurator_not_allowed');
+}
 
 // ---- contact providers ----
 

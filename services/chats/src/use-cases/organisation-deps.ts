@@ -1,6 +1,5 @@
 import type { Logger, SecretBox } from '@switchboard/kit';
 import {
-  assertMayMessage,
   type Bus,
   type ContactCheckClient,
   type NetworkClient,
@@ -24,19 +23,9 @@ export interface OrganisationDeps {
   contactCache: ReturnType<typeof createTtlCache<ProviderContact[]>>;
 }
 
-/** Tags are for users with `can_use_tags`; the configurator never works in the inbox. */
-export function assertMayUseTags(p: Principal): void {
-  if (p.role === 'configurator') throw new ServiceError('configurator_not_allowed');
-  if (!p.permissions.can_use_tags) throw new ServiceError('permission_denied', 'You may not use tags.');
-}
-
-/** Tagging touches a chat: tags and reading. */
-export function assertMayTag(p: Principal): void {
-  assertMayUseTags(p);
-  assertMayMessage(p);
-}
-
 /** Managing contact providers: admins and the configurator. */
 export function assertMayManageProviders(p: Principal): void {
   if (p.role !== 'admin' && p.role !== 'configurator') throw new ServiceError('permission_denied');
 }
+
+export { assertMayTag, assertMayUseTags } from '@switchboard/proto';

@@ -1,4 +1,5 @@
 import {
+  assertInboxUser,
   type createSavedResponse as createContract,
   type deleteSavedResponse as deleteContract,
   type getSavedResponse as getContract,
@@ -30,10 +31,7 @@ const savedResponseOf = (r: SavedResponseRow) => ({
   updated_at: posixSeconds(r.updated_at),
 });
 
-/** Saved responses are the inbox users' tool: the configurator has none. */
-function assertMayUse(p: Principal): void {
-  if (p.role === 'configurator') throw new ServiceError('configurator_not_allowed');
-}
+const assertMayUse = assertInboxUser;
 
 /** Admins edit every saved response, everyone else their own. */
 async function editable(db: Db, p: Principal, id: number): Promise<SavedResponseRow> {

@@ -1,5 +1,6 @@
 import { Pagination, page, pageOf } from '@switchboard/kit';
 import {
+  assertMayTag,
   ChatTaggingCreateSchema,
   ChatTaggingSchema,
   createChatTagging,
@@ -7,7 +8,7 @@ import {
   listChatTaggings,
   WaIdSchema,
 } from '@switchboard/proto';
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { IdText } from '../domain/schemas.ts';
@@ -21,12 +22,13 @@ const tags = ['tags'];
 export const chatTaggingRoutes: FastifyPluginAsync<ServiceRouteOptions> = async (plugin, deps) => {
   const app = plugin.withTypeProvider<ZodTypeProvider>();
   const { bus } = deps;
-  const messaging = deps.guards.requireMessagingUser;
+  // Before the body is read: a caller who may not use this gets 403, not a 400 about the body.
+  const taggers = async (req: FastifyRequest) => assertMayTag(await deps.guards.authenticate(req));
 
   app.get(
     '/chat_tagging/',
     {
-      onRequest: messaging,
+      onRequest: taggers,
       schema: {
         tags,
         security,
@@ -51,7 +53,7 @@ export const chatTaggingRoutes: FastifyPluginAsync<ServiceRouteOptions> = async 
   app.post(
     '/chat_tagging/',
     {
-      onRequest: messaging,
+      onRequest: taggers,
       schema: {
         tags,
         security,
@@ -71,7 +73,7 @@ export const chatTaggingRoutes: FastifyPluginAsync<ServiceRouteOptions> = async 
   app.delete(
     '/chat_tagging/:id/',
     {
-      onRequest: messaging,
+      onRequest: taggers,
       schema: {
         tags,
         security,

@@ -1,12 +1,13 @@
 import { Pagination, page, pageOf } from '@switchboard/kit';
 import {
+  assertMayTag,
   createMessageTagging,
   deleteMessageTagging,
   listMessageTaggings,
   MessageTaggingCreateSchema,
   MessageTaggingSchema,
 } from '@switchboard/proto';
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { IdText } from '../domain/schemas.ts';
@@ -20,12 +21,13 @@ const tags = ['tags'];
 export const messageTaggingRoutes: FastifyPluginAsync<ServiceRouteOptions> = async (plugin, deps) => {
   const app = plugin.withTypeProvider<ZodTypeProvider>();
   const { bus } = deps;
-  const messaging = deps.guards.requireMessagingUser;
+  // Before the body is read: a caller who may not use this gets 403, not a 400 about the body.
+  const taggers = async (req: FastifyRequest) => assertMayTag(await deps.guards.authenticate(req));
 
   app.get(
     '/message_tagging/',
     {
-      onRequest: messaging,
+      onRequest: taggers,
       schema: {
         tags,
         security,
@@ -53,7 +55,7 @@ export const messageTaggingRoutes: FastifyPluginAsync<ServiceRouteOptions> = asy
   app.post(
     '/message_tagging/',
     {
-      onRequest: messaging,
+      onRequest: taggers,
       schema: {
         tags,
         security,
@@ -75,7 +77,7 @@ export const messageTaggingRoutes: FastifyPluginAsync<ServiceRouteOptions> = asy
   app.delete(
     '/message_tagging/:id/',
     {
-      onRequest: messaging,
+      onRequest: taggers,
       schema: {
         tags,
         security,

@@ -1,5 +1,6 @@
 import { Pagination, page, pageOf } from '@switchboard/kit';
 import {
+  assertInboxUser,
   createSavedResponse,
   deleteSavedResponse,
   getSavedResponse,
@@ -9,7 +10,7 @@ import {
   SavedResponseUpdateSchema,
   updateSavedResponse,
 } from '@switchboard/proto';
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { IdText } from '../domain/schemas.ts';
@@ -24,12 +25,13 @@ const IdParam = z.object({ id: IdText });
 export const savedResponseRoutes: FastifyPluginAsync<ServiceRouteOptions> = async (plugin, deps) => {
   const app = plugin.withTypeProvider<ZodTypeProvider>();
   const { bus } = deps;
-  const signedIn = deps.guards.requireUser;
+  // Before the body is read: a caller who may not use this gets 403, not a 400 about the body.
+  const inboxUsers = async (req: FastifyRequest) => assertInboxUser(await deps.guards.authenticate(req));
 
   app.get(
     '/saved_responses/',
     {
-      onRequest: signedIn,
+      onRequest: inboxUsers,
       schema: {
         tags,
         security,
@@ -53,7 +55,7 @@ export const savedResponseRoutes: FastifyPluginAsync<ServiceRouteOptions> = asyn
   app.post(
     '/saved_responses/',
     {
-      onRequest: signedIn,
+      onRequest: inboxUsers,
       schema: {
         tags,
         security,
@@ -72,7 +74,7 @@ export const savedResponseRoutes: FastifyPluginAsync<ServiceRouteOptions> = asyn
   app.get(
     '/saved_responses/:id/',
     {
-      onRequest: signedIn,
+      onRequest: inboxUsers,
       schema: {
         tags,
         security,
@@ -86,7 +88,7 @@ export const savedResponseRoutes: FastifyPluginAsync<ServiceRouteOptions> = asyn
   app.patch(
     '/saved_responses/:id/',
     {
-      onRequest: signedIn,
+      onRequest: inboxUsers,
       schema: {
         tags,
         security,
@@ -107,7 +109,7 @@ export const savedResponseRoutes: FastifyPluginAsync<ServiceRouteOptions> = asyn
   app.delete(
     '/saved_responses/:id/',
     {
-      onRequest: signedIn,
+      onRequest: inboxUsers,
       schema: {
         tags,
         security,

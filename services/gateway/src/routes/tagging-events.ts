@@ -1,5 +1,11 @@
 import { Pagination, page, pageOf } from '@switchboard/kit';
-import { listTaggingEvents, TaggingEventSchema, type TaggingTarget, WaIdSchema } from '@switchboard/proto';
+import {
+  assertMayTag,
+  listTaggingEvents,
+  TaggingEventSchema,
+  type TaggingTarget,
+  WaIdSchema,
+} from '@switchboard/proto';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -26,7 +32,8 @@ const MessageFilters = Filters.extend({
 export const taggingEventRoutes: FastifyPluginAsync<ServiceRouteOptions> = async (plugin, deps) => {
   const app = plugin.withTypeProvider<ZodTypeProvider>();
   const { bus } = deps;
-  const messaging = deps.guards.requireMessagingUser;
+  // Before the body is read: a caller who may not use this gets 403, not a 400 about the body.
+  const taggers = async (req: FastifyRequest) => assertMayTag(await deps.guards.authenticate(req));
 
   async function list(req: FastifyRequest, query: z.output<typeof MessageFilters>, target: TaggingTarget) {
     const { limit, offset, ...rest } = query;
@@ -44,7 +51,7 @@ export const taggingEventRoutes: FastifyPluginAsync<ServiceRouteOptions> = async
   app.get(
     '/chat_tagging_events/',
     {
-      onRequest: messaging,
+      onRequest: taggers,
       schema: {
         tags,
         security,
@@ -60,7 +67,7 @@ export const taggingEventRoutes: FastifyPluginAsync<ServiceRouteOptions> = async
   app.get(
     '/message_tagging_events/',
     {
-      onRequest: messaging,
+      onRequest: taggers,
       schema: {
         tags,
         security,

@@ -1,5 +1,6 @@
 import { Pagination, page, pageOf } from '@switchboard/kit';
 import {
+  assertMayUseTags,
   createTag,
   deleteTag,
   getTag,
@@ -9,7 +10,7 @@ import {
   TagUpdateSchema,
   updateTag,
 } from '@switchboard/proto';
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { IdText } from '../domain/schemas.ts';
@@ -24,12 +25,13 @@ const IdParam = z.object({ id: IdText });
 export const tagRoutes: FastifyPluginAsync<ServiceRouteOptions> = async (plugin, deps) => {
   const app = plugin.withTypeProvider<ZodTypeProvider>();
   const { bus } = deps;
-  const signedIn = deps.guards.requireUser;
+  // Before the body is read: a caller who may not use this gets 403, not a 400 about the body.
+  const tagUsers = async (req: FastifyRequest) => assertMayUseTags(await deps.guards.authenticate(req));
 
   app.get(
     '/tags/',
     {
-      onRequest: signedIn,
+      onRequest: tagUsers,
       schema: {
         tags,
         security,
@@ -54,7 +56,7 @@ export const tagRoutes: FastifyPluginAsync<ServiceRouteOptions> = async (plugin,
   app.post(
     '/tags/',
     {
-      onRequest: signedIn,
+      onRequest: tagUsers,
       schema: {
         tags,
         security,
@@ -72,7 +74,7 @@ export const tagRoutes: FastifyPluginAsync<ServiceRouteOptions> = async (plugin,
   app.get(
     '/tags/:id/',
     {
-      onRequest: signedIn,
+      onRequest: tagUsers,
       schema: { tags, security, summary: 'Get a tag', params: IdParam, response: { 200: TagSchema } },
     },
     async (req) => callService(bus, getTag, { principal: principalOf(req), id: req.params.id }),
@@ -80,7 +82,7 @@ export const tagRoutes: FastifyPluginAsync<ServiceRouteOptions> = async (plugin,
   app.patch(
     '/tags/:id/',
     {
-      onRequest: signedIn,
+      onRequest: tagUsers,
       schema: {
         tags,
         security,
@@ -96,7 +98,7 @@ export const tagRoutes: FastifyPluginAsync<ServiceRouteOptions> = async (plugin,
   app.delete(
     '/tags/:id/',
     {
-      onRequest: signedIn,
+      onRequest: tagUsers,
       schema: {
         tags,
         security,
