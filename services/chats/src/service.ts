@@ -1,4 +1,4 @@
-import { createSecretBox, type Logger } from '@switchboard/kit';
+import { createSecretBox, type Logger, type SecretBox } from '@switchboard/kit';
 import {
   type Bus,
   type Consumption,
@@ -18,8 +18,10 @@ import { requeueStranded } from './use-cases/send-message.ts';
 import { startDeliveryWorker } from './workers/delivery.ts';
 import { startInboundConsumer } from './workers/inbound.ts';
 
-/** The secret box purpose of contact provider secrets (never reuse it for anything else). */
-export const CONTACT_PROVIDER_SECRETS_PURPOSE = 'chats:contact-provider-secrets';
+/** The box contact provider secrets are sealed in: its own key, derived from the instance secret. */
+export function createContactProviderSecretsBox(instanceSecretKey: string): SecretBox {
+  return createSecretBox(instanceSecretKey, 'chats:contact-provider-secrets');
+}
 
 export interface Chats {
   /**
@@ -68,7 +70,7 @@ export async function createChats(deps: {
     }),
     providers: contactProviders,
     providerSecrets: config.INBOX_SECRET_KEY
-      ? createSecretBox(config.INBOX_SECRET_KEY, CONTACT_PROVIDER_SECRETS_PURPOSE)
+      ? createContactProviderSecretsBox(config.INBOX_SECRET_KEY)
       : null,
     contactCache: createTtlCache<ProviderContact[]>(config.CONTACT_CACHE_SECONDS * 1000),
   };

@@ -42,10 +42,15 @@ export interface ContactProviderClient {
   close(): Promise<void>;
 }
 
-/** A wa_id as digits only (`+49 151-1234` → `491511234`); null when that is no wa_id. */
+/**
+ * A wa_id as digits only, no plus (`+49 151-1234` → `491511234`); the international call prefix
+ * `00` counts as `+`. Null when that is no wa_id: too short or long, or a national number (a
+ * leading 0, whose country is unknown).
+ */
 export function normaliseWaId(input: string): string | null {
-  const digits = input.replace(/\D/g, '');
-  return /^\d{5,20}$/.test(digits) ? digits : null;
+  let digits = input.replace(/\D/g, '');
+  if (digits.startsWith('00')) digits = digits.slice(2);
+  return /^[1-9]\d{4,19}$/.test(digits) ? digits : null;
 }
 
 export function createHttpContactProviderClient(opts: {
