@@ -123,12 +123,22 @@ describe('contacts from contact providers', () => {
       priority: 5,
       timeout_ms: 300,
     });
+    // A third one answers outside the protocol.
+    const broken = await startReceiver({
+      reply: () => ({ status: 200, headers: { 'content-type': 'application/json' }, body: '{"people":[]}' }),
+    });
+    const brokenProvider = await ok<{ id: number }>(admin, 'POST', '/api/v1/contact_providers/', {
+      name: 'Broken CRM',
+      kind: 'http',
+      url: broken.url,
+      priority: 50,
+    });
     const listed = await ok<{ results: Array<Record<string, unknown>> }>(
       admin,
       'GET',
       '/api/v1/contact_providers/',
     );
-    expect(listed.results.map((p) => p.name)).toEqual(['Slow CRM', 'Fast CRM']);
+    expect(listed.results.map((p) => p.name)).toEqual(['Slow CRM', 'Fast CRM', 'Broken CRM']);
     expect(listed.results.every((p) => !('secret' in p))).toBe(true);
 
     const started = Date.now();
@@ -146,7 +156,10 @@ describe('contacts from contact providers', () => {
     expect(Date.now() - started).toBeLessThan(2500);
     expect(found.failed_providers).toEqual([
       { id: slow.id, name: 'Slow CRM', error: expect.stringContaining('300 ms') },
+      { id: brokenProvider.id, name: 'Broken CRM', error: expect.stringContaining('outside the protocol') },
     ]);
+    await ok(admin, 'DELETE', `/api/v1/contact_providers/${brokenProvider.id}/`);
+    await broken.close();
     // Ana from the CRM (normalised number), merged with the customer who wrote: one contact.
     expect(found.results).toEqual([
       expect.objectContaining({
