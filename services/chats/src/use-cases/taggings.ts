@@ -52,6 +52,13 @@ async function existingTag(db: Db, id: number) {
   return tag;
 }
 
+/** A tag deleted while it was being attached (its foreign key is gone): as if it never existed. */
+function tagGone(err: unknown): never {
+  if ((err as { code?: string }).code === '23503')
+    throw ServiceError.validation({ tag: ['No tag with this id.'] });
+  throw err;
+}
+
 /** The message a client names by id or wamid, when it exists. */
 async function messageNamed(db: Db, idOrWamid: string) {
   return findMessageByIdOrWamid(db, idOrWamid, isUuid(idOrWamid));
@@ -69,21 +76,27 @@ export async function createChatTagging(deps: { db: Db }, r: RequestOf<typeof cr
   const { chat, tag: tagId } = r.tagging;
   await readableChat(deps.db, p, chat);
   const tag = await existingTag(deps.db, tagId);
-  const row = await deps.db.transaction().execute(async (trx) => {
-    const created = await insertChatTagging(trx, { wa_id: chat, tag_id: tag.id, created_by: p.user_id });
-    if (!created) throw new ServiceError('already_tagged', 'The chat already has this tag.');
-    await insertTaggingEvent(trx, {
-      target: 'chat',
-      action: 'added',
-      tag_id: tag.id,
-      tag_name: tag.name,
-      wa_id: chat,
-      message_id: null,
-      user_id: p.user_id,
-    });
-    await insertAuditEntry(trx, chatAuditEntry(p, 'chat.tagged', chat, { tag: tag.id, tag_name: tag.name }));
-    return created;
-  });
+  const row = await deps.db
+    .transaction()
+    .execute(async (trx) => {
+      const created = await insertChatTagging(trx, { wa_id: chat, tag_id: tag.id, created_by: p.user_id });
+      if (!created) throw new ServiceError('already_tagged', 'The chat already has this tag.');
+      await insertTaggingEvent(trx, {
+        target: 'chat',
+        action: 'added',
+        tag_id: tag.id,
+        tag_name: tag.name,
+        wa_id: chat,
+        message_id: null,
+        user_id: p.user_id,
+      });
+      await insertAuditEntry(
+        trx,
+        chatAuditEntry(p, 'chat.tagged', chat, { tag: tag.id, tag_name: tag.name }),
+      );
+      return created;
+    })
+    .catch(tagGone);
   return chatTaggingOf(row);
 }
 
@@ -109,34 +122,37 @@ export async function createMessageTagging(deps: { db: Db }, r: RequestOf<typeof
     throw ServiceError.validation({ message: ['No message with this id.'] });
   });
   const tag = await existingTag(deps.db, r.tagging.tag);
-  const row = await deps.db.transaction().execute(async (trx) => {
-    const created = await insertMessageTagging(trx, {
-      message_id: message.id,
-      wa_id: message.wa_id,
-      tag_id: tag.id,
-      created_by: p.user_id,
-    });
-    if (!created) throw new ServiceError('already_tagged', 'The message already has this tag.');
-    await insertTaggingEvent(trx, {
-      target: 'message',
-      action: 'added',
-      tag_id: tag.id,
-      tag_name: tag.name,
-      wa_id: message.wa_id,
-      message_id: message.id,
-      user_id: p.user_id,
-    });
-    await insertAuditEntry(trx, {
-      ...chatAuditEntry(p, 'message.tagged', message.wa_id, {
-        tag: tag.id,
+  const row = await deps.db
+    .transaction()
+    .execute(async (trx) => {
+      const created = await insertMessageTagging(trx, {
+        message_id: message.id,
+        wa_id: message.wa_id,
+        tag_id: tag.id,
+        created_by: p.user_id,
+      });
+      if (!created) throw new ServiceError('already_tagged', 'The message already has this tag.');
+      await insertTaggingEvent(trx, {
+        target: 'message',
+        action: 'added',
+        tag_id: tag.id,
         tag_name: tag.name,
         wa_id: message.wa_id,
-      }),
-      target_type: 'message',
-      target_id: message.id,
-    });
-    return created;
-  });
+        message_id: message.id,
+        user_id: p.user_id,
+      });
+      await insertAuditEntry(trx, {
+        ...chatAuditEntry(p, 'message.tagged', message.wa_id, {
+          tag: tag.id,
+          tag_name: tag.name,
+          wa_id: message.wa_id,
+        }),
+        target_type: 'message',
+        target_id: message.id,
+      });
+      return created;
+    })
+    .catch(tagGone);
   return messageTaggingOf(row);
 }
 
