@@ -1,7 +1,12 @@
 import { createDecipheriv, createECDH, hkdfSync, randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type Receiver, startReceiver, waitFor } from '@switchboard/testkit';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connectNats, createDb } from '@switchboard/kit';
+import { instanceId, streamName } from '@switchboard/proto';
+import { type Receiver, startReceiver, testNatsUrl, waitFor } from '@switchboard/testkit';
+import { sql } from 'kysely';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Inbox, startInbox } from './support/inbox.ts';
 
@@ -23,6 +28,7 @@ let agentId = 0;
 let fastProvider: Receiver;
 let slowProvider: Receiver;
 const CUSTOMER = '4915550001001';
+const SLOW_SECRET = `whsec_${Buffer.from('a secret of the slow provider, 32+').toString('base64')}`;
 const OTHER = '4915550001002';
 const json = async <T>(res: Response): Promise<T> => (await res.json()) as T;
 
@@ -122,7 +128,9 @@ describe('contacts from contact providers', () => {
       url: slowProvider.url,
       priority: 5,
       timeout_ms: 300,
+      secret: SLOW_SECRET,
     });
+    expect(slow.secret).toBe(SLOW_SECRET);
     // A third one answers outside the protocol.
     const broken = await startReceiver({
       reply: () => ({ status: 200, headers: { 'content-type': 'application/json' }, body: '{"people":[]}' }),
@@ -171,7 +179,11 @@ describe('contacts from contact providers', () => {
     ]);
     // The request was signed with the provider's secret, Standard Webhooks style.
     const req = fastProvider.requests.at(-1);
-    expect(req?.headers['webhook-signature']).toMatch(/^v1,/);
+    const headers = Object.fromEntries(
+      ['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((h) => [h, String(req?.headers[h])]),
+    );
+    expect(() => new Webhook(fast.secret).verify(req?.body ?? '', headers)).not.toThrow();
+    expect(() => new Webhook(SLOW_SECRET).verify(req?.body ?? '', headers)).toThrow();
     expect(JSON.parse(req?.body ?? '{}')).toEqual({ type: 'search', query: 'ana', limit: 20 });
 
     // Customers only the network knows are the fallback.
@@ -468,6 +480,44 @@ describe('push tokens and Web Push', () => {
       platform: 'webpush',
     });
 
+    // Another reader of the chat has one disabled token and one not registered again for 61 days.
+    const disabledService = await startPushService();
+    const expiredService = await startPushService();
+    const subscriptionAt = (url: string) => {
+      const keysOf = createECDH('prime256v1');
+      keysOf.generateKeys();
+      return JSON.stringify({
+        endpoint: url,
+        keys: {
+          p256dh: keysOf.getPublicKey().toString('base64url'),
+          auth: randomBytes(16).toString('base64url'),
+        },
+      });
+    };
+    await ok(agentNoTags, 'POST', '/api/v1/push_tokens/', {
+      token: subscriptionAt(disabledService.url),
+      platform: 'webpush',
+      enabled: false,
+    });
+    const expired = await ok<{ id: number }>(agentNoTags, 'POST', '/api/v1/push_tokens/', {
+      token: subscriptionAt(expiredService.url),
+      platform: 'webpush',
+    });
+    const db = createDb<unknown>({ url: inbox.db.url, applicationName: 'organisation-test' });
+    await sql`update push_tokens set registered_at = now() - interval '61 days' where id = ${expired.id}`.execute(
+      db,
+    );
+    await db.destroy();
+    const listed = await ok<{ results: Array<{ id: number; expired: boolean; enabled: boolean }> }>(
+      agentNoTags,
+      'GET',
+      '/api/v1/push_tokens/',
+    );
+    expect(listed.results.map((t) => [t.enabled, t.expired])).toEqual([
+      [false, false],
+      [true, true],
+    ]);
+
     await inbox.customerSays(CUSTOMER, {
       type: 'text',
       text: { body: 'Is my order ready?' },
@@ -486,8 +536,23 @@ describe('push tokens and Web Push', () => {
       10_000,
       'last_used_at set',
     );
-    expect(other.received).toEqual([]);
-    await other.close();
+    // Once the notifier has settled the event, nobody else got anything.
+    const nc = await connectNats(testNatsUrl(), 'organisation-test');
+    const jsm = await jetstreamManager(nc);
+    await waitFor(
+      async () => {
+        const info = await jsm.consumers.info(
+          streamName(instanceId(inbox.env.INSTANCE_ID ?? ''), 'events'),
+          'gateway-push',
+        );
+        return info.num_pending === 0 && info.num_ack_pending === 0;
+      },
+      15_000,
+      'push notifier settled',
+    );
+    await nc.drain();
+    expect([other.received, disabledService.received, expiredService.received]).toEqual([[], [], []]);
+    await Promise.all([other.close(), disabledService.close(), expiredService.close()]);
 
     push.status = 410;
     await inbox.customerSays(CUSTOMER, { type: 'text', text: { body: 'Hello?' }, profile_name: 'Ana' });
@@ -516,6 +581,13 @@ describe('bad input on every new path', () => {
       'POST',
       '/api/v1/contact_providers/',
       { name: 'x', kind: 'http', url: 'https://a.example', timeout_ms: 60_000 },
+      400,
+    ],
+    [
+      'provider secret that is no whsec_ secret',
+      'POST',
+      '/api/v1/contact_providers/',
+      { name: 'x', kind: 'http', url: 'https://a.example', secret: 'short' },
       400,
     ],
     ['provider id not a number', 'GET', '/api/v1/contact_providers/abc/', undefined, 400],
