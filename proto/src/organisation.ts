@@ -108,9 +108,14 @@ export const ContactProviderCreateSchema = z
     ...ProviderFields,
     secret: z
       .string()
-      .regex(/^whsec_[A-Za-z0-9+/]{32,256}={0,2}$/, 'A Standard Webhooks secret: whsec_ and base64 of 24 or more bytes.')
+      .regex(
+        /^whsec_[A-Za-z0-9+/]{32,256}={0,2}$/,
+        'A Standard Webhooks secret: whsec_ and base64 of 24 or more bytes.',
+      )
       .optional()
-      .describe('Your own signing secret (`whsec_` and base64 of 24+ random bytes); one is generated when absent.'),
+      .describe(
+        'Your own signing secret (`whsec_` and base64 of 24+ random bytes); one is generated when absent.',
+      ),
     priority: ProviderFields.priority.default(100),
     enabled: ProviderFields.enabled.default(true),
     timeout_ms: ProviderFields.timeout_ms.default(2000),
