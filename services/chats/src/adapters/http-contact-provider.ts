@@ -95,6 +95,7 @@ export function createHttpContactProviderClient(opts: {
         if (name === 'TimeoutError' || name === 'AbortError' || /Timeout/.test(name)) {
           throw new ProviderFailure(`no answer within ${target.timeoutMs} ms`);
         }
+        if (name === 'ResponseExceededMaxSizeError') throw new ProviderFailure('answered more than 1 MB');
         throw new ProviderFailure(`not reachable (${err instanceof Error ? err.message : String(err)})`);
       }
       if (status !== 200) throw new ProviderFailure(`answered HTTP ${status}`);

@@ -27,5 +27,3 @@ export interface OrganisationDeps {
 export function assertMayManageProviders(p: Principal): void {
   if (p.role !== 'admin' && p.role !== 'configurator') throw new ServiceError('permission_denied');
 }
-
-export { assertMayTag, assertMayUseTags } from '@switchboard/proto';

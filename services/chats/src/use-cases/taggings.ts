@@ -1,4 +1,5 @@
 import {
+  assertMayTag,
   type createChatTagging as createChatContract,
   type createMessageTagging as createMessageContract,
   type deleteChatTagging as deleteChatContract,
@@ -28,7 +29,6 @@ import {
 } from '../store/taggings.ts';
 import { findTag } from '../store/tags.ts';
 import { readableChat } from './chat-access.ts';
-import { assertMayTag } from './organisation-deps.ts';
 import type { Db, RequestOf } from './types.ts';
 
 const chatTaggingOf = (t: ChatTaggingRow) => ({

@@ -1,4 +1,5 @@
 import {
+  assertMayUseTags,
   type createTag as createContract,
   type deleteTag as deleteContract,
   type getTag as getContract,
@@ -10,7 +11,6 @@ import { insertAuditEntry } from '../store/audit.ts';
 import { insertTaggingEvent, taggingsOfTag } from '../store/taggings.ts';
 import { deleteTagRow, findTag, insertTag, pageTags, tagOf, updateTagRow } from '../store/tags.ts';
 import { entityAuditEntry } from './audit-entries.ts';
-import { assertMayUseTags } from './organisation-deps.ts';
 import type { Db, RequestOf } from './types.ts';
 
 const notFound = () => new ServiceError('not_found', 'No tag with this id.');
