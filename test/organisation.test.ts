@@ -197,6 +197,25 @@ describe('contacts from contact providers', () => {
     const one = await ok<{ name: string; provider: string }>(agent, 'GET', `/api/v1/contacts/${CUSTOMER}/`);
     expect(one).toMatchObject({ name: 'Ana Lima', provider: 'Fast CRM' });
     expect((await call(agent, 'GET', '/api/v1/contacts/4915550007777/')).status).toBe(404);
+    // Who reads Ana's chat sees its facts; who may not finds her only through the CRM, without them.
+    const seenByAgent = await ok<Record<string, unknown>>(agent, 'GET', `/api/v1/contacts/${CUSTOMER}/`);
+    expect(seenByAgent).toMatchObject({ resolved: false, waba_payload: { profile: { name: 'Ana' } } });
+    expect(seenByAgent.messaging_window_expires_at).toEqual(expect.any(Number));
+    const seenByAssigned = await ok<Record<string, unknown>>(
+      agentAssigned,
+      'GET',
+      `/api/v1/contacts/${CUSTOMER}/`,
+    );
+    expect(seenByAssigned).toMatchObject({
+      name: 'Ana Lima',
+      provider: 'Fast CRM',
+      last_message_timestamp: null,
+      messaging_window_expires_at: null,
+      waba_payload: { profile: { name: 'Ana Lima' } },
+    });
+    expect(
+      (await ok<{ results: unknown[] }>(agentAssigned, 'GET', '/api/v1/contacts/?search=carla')).results,
+    ).toEqual([]);
     // Agents do not manage providers.
     expect((await call(agent, 'GET', '/api/v1/contact_providers/')).status).toBe(403);
     await ok(admin, 'DELETE', `/api/v1/contact_providers/${slow.id}/`);
