@@ -20,12 +20,14 @@ export interface GatewayService {
   readonly app: HttpServer;
   /**
    * Creates the first admin (and the configured configurator) when missing, serves the
-   * gateway's requests (`ensure_configurator`, `principal`), then listens on HOST:PORT.
+   * gateway's requests (`ensure_configurator`, `principal`), starts the push notifier (durable
+   * `gateway-push`), then listens on HOST:PORT.
    */
   start(): Promise<void>;
   /**
    * Stops taking HTTP requests and lets those in flight finish (closing the app also stops the
-   * outbox relay), then stops serving the gateway's requests and closes the mailer. Closing
+   * outbox relay), lets the push notifier finish its notifications, then stops serving the
+   * gateway's requests and closes the mailer. Closing
    * `app` first and calling `stop()` later is allowed (single-process mode does).
    */
   stop(): Promise<void>;
