@@ -7,7 +7,7 @@
  */
 // First: an unsuitable Node.js stops here with one sentence.
 import './local/node-version.ts';
-import { randomBytes } from 'node:crypto';
+import { createECDH, randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { connect, createServer } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -57,14 +57,31 @@ const LocalSecrets = z.object({
   inbox_secret_key: z.string().min(32),
   admin: z.object({ username: z.string(), password: z.string() }),
   sandbox: z.object({ api_key: z.string(), webhook_secret: z.string() }),
+  /** The inbox's Web Push (VAPID) key pair; added to files written before it existed. */
+  vapid: z.object({ public_key: z.string(), private_key: z.string() }).optional(),
 });
-type LocalSecrets = z.infer<typeof LocalSecrets>;
+type LocalSecrets = z.infer<typeof LocalSecrets> & { vapid: { public_key: string; private_key: string } };
+
+/** A P-256 key pair as Web Push wants it (RFC 8292): base64url, public key uncompressed. */
+function vapidKeys(): { public_key: string; private_key: string } {
+  const ecdh = createECDH('prime256v1');
+  ecdh.generateKeys();
+  return {
+    public_key: ecdh.getPublicKey().toString('base64url'),
+    private_key: ecdh.getPrivateKey().toString('base64url'),
+  };
+}
 
 /** Secrets of the local instance, generated on the first run and reused after (0600 file). */
 async function localSecrets(): Promise<LocalSecrets> {
   const file = join(home, 'secrets.json');
   const existing = LocalSecrets.safeParse(JSON.parse(await readFile(file, 'utf8').catch(() => 'null')));
-  if (existing.success) return existing.data;
+  if (existing.success && existing.data.vapid) return { ...existing.data, vapid: existing.data.vapid };
+  if (existing.success) {
+    const completed = { ...existing.data, vapid: vapidKeys() };
+    await writeFile(file, `${JSON.stringify(completed, null, 2)}\n`, { mode: 0o600 });
+    return completed;
+  }
   const fresh: LocalSecrets = {
     inbox_secret_key: randomBytes(32).toString('base64url'),
     admin: { username: 'admin', password: randomBytes(12).toString('base64url') },
@@ -72,6 +89,7 @@ async function localSecrets(): Promise<LocalSecrets> {
       api_key: `sbx_${randomBytes(18).toString('base64url')}`,
       webhook_secret: `sbxs_${randomBytes(18).toString('base64url')}`,
     },
+    vapid: vapidKeys(),
   };
   await writeFile(file, `${JSON.stringify(fresh, null, 2)}\n`, { mode: 0o600 });
   return fresh;
@@ -256,10 +274,18 @@ async function main(): Promise<void> {
           INBOX_SECRET_KEY: secrets.inbox_secret_key,
           INBOX_ADMIN_USERNAME: secrets.admin.username,
           INBOX_ADMIN_PASSWORD: secrets.admin.password,
+          // Web Push to browsers of this machine's users.
+          VAPID_PUBLIC_KEY: secrets.vapid.public_key,
+          VAPID_PRIVATE_KEY: secrets.vapid.private_key,
           SMTP_URL: smtp.url,
         },
       },
-      { name: 'chats', entry: join(repoRoot, 'services/chats/src/main.ts'), env: common },
+      {
+        name: 'chats',
+        entry: join(repoRoot, 'services/chats/src/main.ts'),
+        // Chats seals contact provider secrets with a key derived from the instance secret.
+        env: { ...common, INBOX_SECRET_KEY: secrets.inbox_secret_key },
+      },
       {
         name: 'fanout',
         entry: join(repoRoot, 'services/fanout/src/main.ts'),

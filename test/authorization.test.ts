@@ -79,6 +79,13 @@ const readChats: Matrix = { ...everyone, configurator: 403, agent_none: 403 };
 /** Reading the unassigned chat B: an `assigned` agent is told it does not exist. */
 const readChatB: Matrix = { ...readChats, agent_assigned: 404 };
 const writeChatB: Matrix = { ...readChatB, agent_read_only: 403 };
+/** Tags: anyone who works in the inbox with `can_use_tags`. */
+const useTags: Matrix = { ...everyone, configurator: 403, agent_no_tags: 403 };
+/** Taggings and their history: tags and reading chats. */
+const tagChats: Matrix = { ...readChats, agent_no_tags: 403 };
+const tagChatB: Matrix = { ...tagChats, agent_assigned: 404 };
+/** Saved responses: every inbox user; the configurator does not work in the inbox. */
+const inboxUsers: Matrix = { ...everyone, configurator: 403 };
 /** Another user's webhook: an agent is told it does not exist. */
 const othersWebhook: Matrix = {
   ...adminsOnly,
@@ -109,6 +116,7 @@ const webhookIds = new Map<Role, string>();
 const CHAT_A = '4915550000001'; // assigned to agent_assigned
 const CHAT_B = '4915550000002'; // assigned to nobody
 let sentWamid = '';
+let tagId = 0;
 
 const json = async <T>(res: Response): Promise<T> => (await res.json()) as T;
 
@@ -281,6 +289,180 @@ const ROWS: Row[] = [
   },
   { method: 'GET', path: '/api/v1/persons/', url: () => '/api/v1/persons/', expect: readChats },
   { method: 'GET', path: '/api/v1/templates/', url: () => '/api/v1/templates/', expect: everyone },
+  { method: 'GET', path: '/api/v1/contacts/', url: () => '/api/v1/contacts/', expect: readChats },
+  {
+    method: 'GET',
+    path: '/api/v1/contacts/{wa_id}/',
+    url: () => `/api/v1/contacts/${CHAT_B}/`,
+    expect: readChatB,
+  },
+  {
+    method: 'POST',
+    path: '/api/v1/contacts/{wa_id}/verify/',
+    url: () => `/api/v1/contacts/${CHAT_B}/verify/`,
+    expect: writeChatB,
+  },
+  {
+    method: 'POST',
+    path: '/api/v1/contacts/{wa_id}/block/',
+    url: () => `/api/v1/contacts/${CHAT_B}/block/`,
+    expect: writeChatB,
+  },
+  {
+    method: 'POST',
+    path: '/api/v1/contacts/{wa_id}/report/',
+    url: () => `/api/v1/contacts/${CHAT_B}/report/`,
+    body: () => ({ reason: 'Matrix check' }),
+    expect: writeChatB,
+  },
+  // After block and report: the admin, last, unblocks B for the webhook tests below.
+  {
+    method: 'DELETE',
+    path: '/api/v1/contacts/{wa_id}/block/',
+    url: () => `/api/v1/contacts/${CHAT_B}/block/`,
+    expect: writeChatB,
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/contact_providers/',
+    url: () => '/api/v1/contact_providers/',
+    expect: adminsOnly,
+  },
+  {
+    method: 'POST',
+    path: '/api/v1/contact_providers/',
+    url: () => '/api/v1/contact_providers/',
+    body: () => ({}),
+    expect: adminsOnly,
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/contact_providers/{id}/',
+    url: () => '/api/v1/contact_providers/999999/',
+    expect: adminsOnly,
+  },
+  {
+    method: 'PATCH',
+    path: '/api/v1/contact_providers/{id}/',
+    url: () => '/api/v1/contact_providers/999999/',
+    body: () => ({ enabled: false }),
+    expect: adminsOnly,
+  },
+  {
+    method: 'DELETE',
+    path: '/api/v1/contact_providers/{id}/',
+    url: () => '/api/v1/contact_providers/999999/',
+    expect: adminsOnly,
+  },
+  { method: 'GET', path: '/api/v1/tags/', url: () => '/api/v1/tags/', expect: useTags },
+  { method: 'POST', path: '/api/v1/tags/', url: () => '/api/v1/tags/', body: () => ({}), expect: useTags },
+  { method: 'GET', path: '/api/v1/tags/{id}/', url: () => `/api/v1/tags/${tagId}/`, expect: useTags },
+  {
+    method: 'PATCH',
+    path: '/api/v1/tags/{id}/',
+    url: () => `/api/v1/tags/${tagId}/`,
+    body: () => ({ web_inbox_color: '#123456' }),
+    expect: useTags,
+  },
+  { method: 'DELETE', path: '/api/v1/tags/{id}/', url: () => '/api/v1/tags/999999/', expect: useTags },
+  { method: 'GET', path: '/api/v1/chat_tagging/', url: () => '/api/v1/chat_tagging/', expect: tagChats },
+  {
+    method: 'POST',
+    path: '/api/v1/chat_tagging/',
+    url: () => '/api/v1/chat_tagging/',
+    body: () => ({ chat: CHAT_B, tag: tagId }),
+    expect: tagChatB,
+  },
+  {
+    method: 'DELETE',
+    path: '/api/v1/chat_tagging/{id}/',
+    url: () => '/api/v1/chat_tagging/999999/',
+    expect: tagChats,
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/message_tagging/',
+    url: () => '/api/v1/message_tagging/',
+    expect: tagChats,
+  },
+  {
+    method: 'POST',
+    path: '/api/v1/message_tagging/',
+    url: () => '/api/v1/message_tagging/',
+    body: () => ({ message: sentWamid, tag: tagId }),
+    expect: tagChats,
+  },
+  {
+    method: 'DELETE',
+    path: '/api/v1/message_tagging/{id}/',
+    url: () => '/api/v1/message_tagging/999999/',
+    expect: tagChats,
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/chat_tagging_events/',
+    url: () => '/api/v1/chat_tagging_events/',
+    expect: tagChats,
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/message_tagging_events/',
+    url: () => '/api/v1/message_tagging_events/',
+    expect: tagChats,
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/saved_responses/',
+    url: () => '/api/v1/saved_responses/',
+    expect: inboxUsers,
+  },
+  {
+    method: 'POST',
+    path: '/api/v1/saved_responses/',
+    url: () => '/api/v1/saved_responses/',
+    body: () => ({ name: 'matrix', text: 'Matrix check' }),
+    expect: inboxUsers,
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/saved_responses/{id}/',
+    url: () => '/api/v1/saved_responses/999999/',
+    expect: inboxUsers,
+  },
+  {
+    method: 'PATCH',
+    path: '/api/v1/saved_responses/{id}/',
+    url: () => '/api/v1/saved_responses/999999/',
+    body: () => ({ text: 'x' }),
+    expect: inboxUsers,
+  },
+  {
+    method: 'DELETE',
+    path: '/api/v1/saved_responses/{id}/',
+    url: () => '/api/v1/saved_responses/999999/',
+    expect: inboxUsers,
+  },
+  { method: 'GET', path: '/api/v1/push_tokens/', url: () => '/api/v1/push_tokens/', expect: everyone },
+  {
+    method: 'POST',
+    path: '/api/v1/push_tokens/',
+    url: () => '/api/v1/push_tokens/',
+    body: () => ({ token: 'matrix-device', platform: 'fcm' }),
+    expect: everyone,
+  },
+  {
+    method: 'PATCH',
+    path: '/api/v1/push_tokens/{id}/',
+    url: () => '/api/v1/push_tokens/999999/',
+    body: () => ({ enabled: false }),
+    expect: everyone,
+  },
+  {
+    method: 'DELETE',
+    path: '/api/v1/push_tokens/{id}/',
+    url: () => '/api/v1/push_tokens/999999/',
+    expect: everyone,
+  },
   {
     method: 'GET',
     path: '/api/v1/whatsapp_accounts/',
@@ -403,6 +585,9 @@ beforeAll(async () => {
     text: { body: 'Hello B' },
   });
   sentWamid = sent.id;
+  tagId = (
+    await adminCall<{ id: number }>('POST', '/api/v1/tags/', { name: 'matrix', web_inbox_color: '#123456' })
+  ).id;
 
   // Each signed-in role's own webhook; the deactivated user's is made while still active.
   for (const role of ROLES) {

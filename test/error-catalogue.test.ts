@@ -164,6 +164,40 @@ const TRIGGERS: Array<[ErrorCode, () => Promise<Response>]> = [
       });
     },
   ],
+  [
+    'already_tagged',
+    async () => {
+      await inbox.customerSays('4915550007001', { type: 'text', text: { body: 'tag me' } });
+      await waitFor(
+        async () => (await inbox.api('GET', '/api/v1/chats/4915550007001/', { token: admin })).status === 200,
+        15_000,
+        'chat stored',
+      );
+      const tag = await json<{ id: number }>(
+        await inbox.api('POST', '/api/v1/tags/', {
+          token: admin,
+          body: { name: 'catalogue', web_inbox_color: '#00ff00' },
+        }),
+      );
+      const tagging = () =>
+        inbox.api('POST', '/api/v1/chat_tagging/', {
+          token: admin,
+          body: { chat: '4915550007001', tag: tag.id },
+        });
+      expect((await tagging()).status).toBe(201);
+      return tagging();
+    },
+  ],
+  [
+    'tag_name_taken',
+    () =>
+      inbox.api('POST', '/api/v1/tags/', {
+        token: admin,
+        body: { name: 'Catalogue', web_inbox_color: '#0000ff' },
+      }),
+  ],
+  // The network blocks only customers who wrote in the last 24 hours.
+  ['block_refused', () => inbox.api('POST', '/api/v1/contacts/4915550007002/block/', { token: admin })],
   ['payload_too_large', () => inbox.networkPost(`{"pad":"${'x'.repeat(3_200_000)}"}`)],
   ['uri_too_long', () => inbox.api('GET', `/api/v1/messages/${'a'.repeat(200)}/`, { token: admin })],
   ['unsupported_media_type', () => inbox.networkPost('{}', 'application/xml')],

@@ -629,6 +629,32 @@ async function fixtures(): Promise<Fixtures> {
   const webhook = await call<{ id: string }>('POST', '/api/v1/webhooks/waba/', { url: loopbackUrl });
   const { id, wamid } = customerMessage;
   const messageIds = wamid ? [id, wamid] : [id];
+  const tag = await call<{ id: number }>('POST', '/api/v1/tags/', {
+    name: 'fuzz tag',
+    web_inbox_color: '#abcdef',
+  });
+  const chatTagging = await call<{ id: number }>('POST', '/api/v1/chat_tagging/', {
+    chat: WA_ID,
+    tag: tag.id,
+  });
+  const messageTagging = await call<{ id: number }>('POST', '/api/v1/message_tagging/', {
+    message: id,
+    tag: tag.id,
+  });
+  const saved = await call<{ id: number }>('POST', '/api/v1/saved_responses/', {
+    name: 'fuzz',
+    text: 'Fuzz text',
+  });
+  // Refused at connect time by the SSRF guard (loopback): a provider that always fails.
+  const provider = await call<{ id: number }>('POST', '/api/v1/contact_providers/', {
+    name: 'fuzz provider',
+    kind: 'http',
+    url: loopbackUrl,
+  });
+  const pushToken = await call<{ id: number }>('POST', '/api/v1/push_tokens/', {
+    token: 'fuzz-device',
+    platform: 'fcm',
+  });
   return {
     token,
     loopbackUrl,
@@ -641,6 +667,9 @@ async function fixtures(): Promise<Fixtures> {
       wa_id: [WA_ID],
       customer_wa_id: [WA_ID],
       to: [WA_ID],
+      chat: [WA_ID],
+      tag: [tag.id],
+      message: messageIds,
     },
     known: {
       '/api/v1/users/{id}/ id': [victim.id],
@@ -649,6 +678,18 @@ async function fixtures(): Promise<Fixtures> {
       '/api/v1/messages/{id}/ id': messageIds,
       '/api/v1/chats/{wa_id}/ wa_id': [WA_ID],
       '/api/v1/chat_assignment/{wa_id}/ wa_id': [WA_ID],
+      ...Object.fromEntries(
+        ['', 'verify/', 'block/', 'report/'].map((rest) => [
+          `/api/v1/contacts/{wa_id}/${rest} wa_id`,
+          [WA_ID],
+        ]),
+      ),
+      '/api/v1/tags/{id}/ id': [tag.id],
+      '/api/v1/chat_tagging/{id}/ id': [chatTagging.id],
+      '/api/v1/message_tagging/{id}/ id': [messageTagging.id],
+      '/api/v1/saved_responses/{id}/ id': [saved.id],
+      '/api/v1/contact_providers/{id}/ id': [provider.id],
+      '/api/v1/push_tokens/{id}/ id': [pushToken.id],
       ...Object.fromEntries(
         ['', 'test/', 'deliveries/', 'replay/', 'rotate_secret/'].map((rest) => [
           `/api/v1/webhooks/waba/{id}/${rest} id`,

@@ -1,3 +1,4 @@
+import { createContactProviderSecretsBox } from '@switchboard/chats';
 import { createWebhookSecretsBox } from '@switchboard/fanout';
 import { createTokenBox } from '@switchboard/gateway';
 import { describe, expect, it } from 'vitest';
@@ -15,5 +16,10 @@ describe('keys derived from the instance secret', () => {
     expect(createTokenBox(key).open(sealed)).toBe('0123456789abcdef0123456789abcdef01234567');
     // The fan-out's key is another one: a token does not open as a webhook secret.
     expect(() => createWebhookSecretsBox(key).open(sealed)).toThrow();
+    // Nor as a contact provider's secret (chats), and a provider secret opens only in its own box.
+    expect(() => createContactProviderSecretsBox(key).open(sealed)).toThrow();
+    const provider = createContactProviderSecretsBox(key).seal('whsec_provider');
+    expect(createContactProviderSecretsBox(key).open(provider)).toBe('whsec_provider');
+    expect(() => createWebhookSecretsBox(key).open(provider)).toThrow();
   });
 });

@@ -7,6 +7,7 @@ export * from './lifecycle.ts';
 export * from './logger.ts';
 export * from './nats.ts';
 export * from './outbound/addresses.ts';
+export * from './outbound/guarded-agent.ts';
 export * from './outbound/ssrf-guard.ts';
 export * from './outbound/webhook-signing.ts';
 export * from './outbox.ts';

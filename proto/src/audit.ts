@@ -14,7 +14,17 @@ export const AuditEntrySchema = z.object({
     .regex(/^[a-z_]+\.[a-z_]+$/)
     .describe('`<object>.<verb>`: user.created, group.deleted, chat.assigned, chat.resolved…'),
   actor: z.object({ user_id: z.number().int(), username: z.string() }).nullable(),
-  target_type: z.enum(['user', 'group', 'chat', 'webhook', 'tag', 'inbound']),
+  target_type: z.enum([
+    'user',
+    'group',
+    'chat',
+    'message',
+    'webhook',
+    'tag',
+    'inbound',
+    'contact_provider',
+    'saved_response',
+  ]),
   target_id: z.string(),
   details: z.record(z.string(), z.unknown()),
   /** Epoch milliseconds (a bus payload; the API answers seconds, see `AuditLogSchema`). */

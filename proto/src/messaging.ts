@@ -16,6 +16,7 @@ import {
 } from './network/outbound.ts';
 import { PrincipalSchema } from './principal.ts';
 import { subjects } from './subjects.ts';
+import { TagSchema } from './tag.ts';
 import { posixSecondsSchema } from './time.ts';
 
 // ---- the send request of the inbox API: the network's message types, addressed by wa_id ----
@@ -96,8 +97,8 @@ export const MessageRecordSchema = z.object({
   timestamp: posixSecondsSchema('when the message was sent (the network’s time for customer messages).'),
   ...MessagePageCursors.shape,
   customer_wa_id: WaIdSchema,
-  tags: z.array(z.unknown()),
-  chat_tags: z.array(z.unknown()),
+  tags: z.array(TagSchema),
+  chat_tags: z.array(TagSchema),
 });
 export type MessageRecord = z.infer<typeof MessageRecordSchema>;
 
@@ -109,7 +110,7 @@ export const ChatRecordSchema = z.object({
   assigned_to_user_id: z.number().int().nullable(),
   assigned_group_id: z.number().int().nullable(),
   resolved: z.boolean(),
-  tags: z.array(z.unknown()),
+  tags: z.array(TagSchema),
 });
 export type ChatRecord = z.infer<typeof ChatRecordSchema>;
 
@@ -173,6 +174,8 @@ export const ChatFiltersSchema = z.object({
   assigned_to_user: z.number().int().optional(),
   assigned_group: z.number().int().optional(),
   search: z.string().max(100).optional(),
+  /** A tag's id or name: only chats tagged with it. */
+  tag: z.string().min(1).max(100).optional(),
 });
 
 export const listChats = defineRpc({

@@ -85,6 +85,8 @@ export async function startInbox(opts: InboxOptions = {}): Promise<Inbox> {
     NETWORK_API_KEY: seed.apiKey,
     WABA_PHONE_NUMBER: seed.displayPhoneNumber,
     WABA_WEBHOOK_SECRET: seed.webhookSecret,
+    // One instance secret for every service (chats seals contact provider secrets with it).
+    INBOX_SECRET_KEY: TEST_SECRET_KEY,
     ...opts.env,
   };
   const gatewayEnv = {

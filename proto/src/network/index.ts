@@ -1,6 +1,7 @@
 export * from './block-users.ts';
 export * from './client.ts';
 export * from './common.ts';
+export * from './contacts-check.ts';
 export * from './errors.ts';
 export * from './media.ts';
 export * from './outbound.ts';

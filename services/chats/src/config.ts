@@ -1,4 +1,4 @@
-import { BaseEnvSchema, parseEnv } from '@switchboard/kit';
+import { BaseEnvSchema, envBoolean, InstanceSecretKeySchema, parseEnv } from '@switchboard/kit';
 import { PROVIDER_BASE_URL } from '@switchboard/proto';
 import { z } from 'zod';
 
@@ -14,6 +14,15 @@ export const ChatsConfigSchema = BaseEnvSchema.extend({
   /** Public base URL of the inbox; when set, its webhook URL is registered with the network at start. */
   PUBLIC_URL: z.url().optional(),
   TEMPLATE_CACHE_SECONDS: z.coerce.number().int().positive().default(300),
+  /**
+   * The instance secret (the gateway's and fanout's): contact provider secrets are sealed with a
+   * key derived from it. Without it, providers cannot be connected.
+   */
+  INBOX_SECRET_KEY: InstanceSecretKeySchema.optional(),
+  /** How long a contact provider's answer is reused; 0 asks every time. */
+  CONTACT_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
+  /** Let contact provider URLs reach private, loopback and link-local addresses (development and tests only). */
+  CONTACT_PROVIDERS_ALLOW_PRIVATE_TARGETS: envBoolean.default(false),
   /**
    * Test hook, off unless set: `<wa_id>:<SQLSTATE>,…`. Storing an inbound body that names one
    * of these customers fails inside its transaction with that SQLSTATE (raised by PostgreSQL),

@@ -96,6 +96,75 @@ export interface ReadMarksTable {
   read_until: number;
 }
 
+export interface ContactProvidersTable {
+  id: Generated<number>;
+  name: string;
+  kind: 'http';
+  url: string;
+  secret_sealed: Buffer;
+  priority: number;
+  enabled: boolean;
+  timeout_ms: number;
+  created_at: Generated<Date>;
+  updated_at: ColumnType<Date, Date | undefined, Date>;
+}
+
+export interface TagsTable {
+  id: Generated<number>;
+  name: string;
+  web_inbox_color: string;
+  extra: ColumnType<unknown, string | null, string | null>;
+  created_at: Generated<Date>;
+  updated_at: ColumnType<Date, Date | undefined, Date>;
+}
+
+export interface ChatTaggingsTable {
+  id: Generated<number>;
+  wa_id: string;
+  tag_id: number;
+  created_by: number | null;
+  created_at: Generated<Date>;
+}
+
+export interface MessageTaggingsTable {
+  id: Generated<number>;
+  message_id: string;
+  wa_id: string;
+  tag_id: number;
+  created_by: number | null;
+  created_at: Generated<Date>;
+}
+
+export interface TaggingEventsTable {
+  id: Generated<number>;
+  target: 'chat' | 'message';
+  action: 'added' | 'removed';
+  tag_id: number;
+  tag_name: string;
+  wa_id: string;
+  message_id: string | null;
+  user_id: number | null;
+  created_at: Generated<Date>;
+}
+
+export interface SavedResponsesTable {
+  id: Generated<number>;
+  name: string;
+  text: string;
+  tags: string[];
+  created_by: number | null;
+  created_at: Generated<Date>;
+  updated_at: ColumnType<Date, Date | undefined, Date>;
+}
+
+export interface ContactReportsTable {
+  id: Generated<number>;
+  wa_id: string;
+  reason: string;
+  user_id: number | null;
+  created_at: Generated<Date>;
+}
+
 export interface ChatsDatabase {
   network_webhooks: NetworkWebhooksTable;
   inbound_dead_letters: InboundDeadLettersTable;
@@ -105,4 +174,11 @@ export interface ChatsDatabase {
   messages: MessagesTable;
   message_statuses: MessageStatusesTable;
   read_marks: ReadMarksTable;
+  contact_providers: ContactProvidersTable;
+  tags: TagsTable;
+  chat_taggings: ChatTaggingsTable;
+  message_taggings: MessageTaggingsTable;
+  tagging_events: TaggingEventsTable;
+  saved_responses: SavedResponsesTable;
+  contact_reports: ContactReportsTable;
 }

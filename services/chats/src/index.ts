@@ -3,4 +3,4 @@
 export { type ChatsConfig, ChatsConfigSchema, loadConfig } from './config.ts';
 export type { ChatsDatabase } from './db.ts';
 export { chatsMigrations } from './migrations/index.ts';
-export { type Chats, createChats } from './service.ts';
+export { type Chats, createChats, createContactProviderSecretsBox } from './service.ts';

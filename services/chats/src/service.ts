@@ -1,13 +1,26 @@
-import type { Logger } from '@switchboard/kit';
-import { type Bus, type Consumption, createNetworkClient } from '@switchboard/proto';
+import { createSecretBox, type Logger, type SecretBox } from '@switchboard/kit';
+import {
+  type Bus,
+  type Consumption,
+  createContactCheckClient,
+  createNetworkClient,
+} from '@switchboard/proto';
 import type { Kysely } from 'kysely';
+import { createHttpContactProviderClient } from './adapters/http-contact-provider.ts';
 import type { ChatsConfig } from './config.ts';
 import type { ChatsDatabase } from './db.ts';
+import { createTtlCache, type ProviderContact } from './domain/contact-merge.ts';
+import { startOrganisationRpc } from './organisation-rpc.ts';
 import { startRpc } from './rpc.ts';
 import { requeueStranded } from './use-cases/send-message.ts';
 import { startAuditLogConsumer } from './workers/audit-log.ts';
 import { startDeliveryWorker } from './workers/delivery.ts';
 import { startInboundConsumer } from './workers/inbound.ts';
+
+/** The box contact provider secrets are sealed in: its own key, derived from the instance secret. */
+export function createContactProviderSecretsBox(instanceSecretKey: string): SecretBox {
+  return createSecretBox(instanceSecretKey, 'chats:contact-provider-secrets');
+}
 
 export interface Chats {
   /**
@@ -41,6 +54,25 @@ export async function createChats(deps: {
   const webhookUrl = config.PUBLIC_URL
     ? new URL('/api/v1/waba/webhook/', config.PUBLIC_URL).toString()
     : null;
+
+  const contactProviders = createHttpContactProviderClient({
+    allowPrivateTargets: config.CONTACT_PROVIDERS_ALLOW_PRIVATE_TARGETS,
+  });
+  const organisation = {
+    db,
+    bus,
+    log,
+    network,
+    contactCheck: createContactCheckClient({
+      baseUrl: config.NETWORK_BASE_URL,
+      apiKey: config.NETWORK_API_KEY,
+    }),
+    providers: contactProviders,
+    providerSecrets: config.INBOX_SECRET_KEY
+      ? createContactProviderSecretsBox(config.INBOX_SECRET_KEY)
+      : null,
+    contactCache: createTtlCache<ProviderContact[]>(config.CONTACT_CACHE_SECONDS * 1000),
+  };
 
   const consumers: Array<{ name: string; consumption: Consumption }> = [];
   let requeueTimer: NodeJS.Timeout | undefined;
@@ -78,7 +110,7 @@ export async function createChats(deps: {
         },
         templateCacheSeconds: config.TEMPLATE_CACHE_SECONDS,
       });
-      subscriptions = rpc;
+      subscriptions = [...rpc, ...startOrganisationRpc(organisation)];
 
       // A send stored while NATS refused its command answered 503; the client may never retry.
       // Re-queue such sends at start and then every 30 s (the command's Nats-Msg-Id is the
@@ -120,6 +152,7 @@ export async function createChats(deps: {
         });
       }
       await network.close();
+      await contactProviders.close();
       if (failure) throw failure;
     },
   };

@@ -22,13 +22,21 @@ import { createGuards, type Guards } from './http/guards.ts';
 import { auditLogRoutes } from './routes/audit-logs.ts';
 import { authRoutes } from './routes/auth.ts';
 import { chatAssignmentRoutes } from './routes/chat-assignment.ts';
+import { chatTaggingRoutes } from './routes/chat-tagging.ts';
 import { chatRoutes } from './routes/chats.ts';
+import { contactProviderRoutes } from './routes/contact-providers.ts';
+import { contactRoutes } from './routes/contacts.ts';
 import { groupRoutes } from './routes/groups.ts';
 import { type HealthChecks, healthRoutes } from './routes/health.ts';
 import { inboundDeadLetterRoutes } from './routes/inbound-dead-letters.ts';
 import { markAsReceivedRoutes } from './routes/mark-as-received.ts';
+import { messageTaggingRoutes } from './routes/message-tagging.ts';
 import { messageRoutes } from './routes/messages.ts';
 import { personRoutes } from './routes/persons.ts';
+import { pushTokenRoutes } from './routes/push-tokens.ts';
+import { savedResponseRoutes } from './routes/saved-responses.ts';
+import { taggingEventRoutes } from './routes/tagging-events.ts';
+import { tagRoutes } from './routes/tags.ts';
 import { templateRoutes } from './routes/templates.ts';
 import { userRoutes } from './routes/users.ts';
 import { wabaWebhookRoutes } from './routes/waba-webhook.ts';
@@ -177,6 +185,20 @@ export async function buildApp(deps: GatewayDeps): Promise<Gateway> {
   await app.register(personRoutes, api);
   await app.register(templateRoutes, api);
   await app.register(whatsappAccountRoutes, api);
+  await app.register(contactRoutes, api);
+  await app.register(contactProviderRoutes, api);
+  await app.register(tagRoutes, api);
+  await app.register(chatTaggingRoutes, api);
+  await app.register(messageTaggingRoutes, api);
+  await app.register(taggingEventRoutes, api);
+  await app.register(savedResponseRoutes, api);
+  await app.register(pushTokenRoutes, {
+    prefix: API_PREFIX,
+    db,
+    guards,
+    publicUrl: config.PUBLIC_URL,
+    ttlDays: config.PUSH_TOKEN_TTL_DAYS,
+  });
   await app.register(webhookRoutes, { prefix: API_PREFIX, bus, authenticate: guards.authenticate });
   return { app, users, tokens, guards, principals };
 }

@@ -41,6 +41,26 @@ export const GatewayConfigSchema = BaseEnvSchema.extend({
   WABA_WEBHOOK_SECRET: z.string().min(1).optional(),
   /** Echoed back in the Meta verify handshake (`hub.verify_token`). */
   WABA_VERIFY_TOKEN: z.string().min(1).optional(),
+  /** Push tokens not registered again within this many days stop receiving and are listed as expired. */
+  PUSH_TOKEN_TTL_DAYS: z.coerce.number().int().positive().default(60),
+  /** Notifications about messages older than this (a backlog after an outage) are not sent. */
+  PUSH_MAX_AGE_SECONDS: seconds.default(300),
+  /** VAPID key pair of the inbox (base64url, as `web-push generate-vapid-keys` prints): Web Push needs it. */
+  VAPID_PUBLIC_KEY: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{86,88}$/, 'base64url of a P-256 public key')
+    .optional(),
+  VAPID_PRIVATE_KEY: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{42,44}$/, 'base64url of a P-256 private key')
+    .optional(),
+  /** Contact of the sender that push services may use: `mailto:` or an https URL. */
+  VAPID_SUBJECT: z
+    .string()
+    .regex(/^(mailto:|https:\/\/)/)
+    .default('mailto:push@switchboard.local'),
+  /** Let push endpoints be private, loopback or link-local addresses (development and tests only). */
+  PUSH_ALLOW_PRIVATE_TARGETS: envBoolean.default(false),
 }).transform((c) => ({ ...c, PUBLIC_URL: c.PUBLIC_URL ?? `http://${c.HOST}:${c.PORT}` }));
 
 export type GatewayConfig = z.infer<typeof GatewayConfigSchema>;

@@ -1,29 +1,34 @@
 import { type HttpServer, type Logger, pingDb, pingNats } from '@switchboard/kit';
 import {
   type Bus,
+  type Consumption,
   ensureConfigurator as ensureConfiguratorRpc,
   identityChanged,
   principalLookup,
 } from '@switchboard/proto';
 import type { Kysely } from 'kysely';
 import { createMailer, type Mailer } from './adapters/mailer.ts';
+import { createUnconfiguredSender, createWebPushSender, type PushSender } from './adapters/push.ts';
 import { buildApp } from './app.ts';
 import type { GatewayConfig } from './config.ts';
 import type { HealthChecks } from './routes/health.ts';
 import type { GatewayDatabase } from './store/db.ts';
 import { ensureAdmin, ensureConfigurator } from './use-cases/bootstrap.ts';
+import { startPushNotifier } from './workers/push-notifier.ts';
 
 export interface GatewayService {
   /** The inbox HTTP API, built but not listening until `start()`. */
   readonly app: HttpServer;
   /**
    * Creates the first admin (and the configured configurator) when missing, serves the
-   * gateway's requests (`ensure_configurator`, `principal`), then listens on HOST:PORT.
+   * gateway's requests (`ensure_configurator`, `principal`), starts the push notifier (durable
+   * `gateway-push`), then listens on HOST:PORT.
    */
   start(): Promise<void>;
   /**
    * Stops taking HTTP requests and lets those in flight finish (closing the app also stops the
-   * outbox relay), then stops serving the gateway's requests and closes the mailer. Closing
+   * outbox relay), lets the push notifier finish its notifications, then stops serving the
+   * gateway's requests and closes the mailer. Closing
    * `app` first and calling `stop()` later is allowed (single-process mode does).
    */
   stop(): Promise<void>;
@@ -55,6 +60,24 @@ export async function createGateway(deps: {
     health: deps.health ?? { database: () => pingDb(db), nats: () => pingNats(bus.nc) },
   });
   let subscriptions: Array<{ unsubscribe(): void }> = [];
+  let pushNotifier: Consumption | undefined;
+  const webPush: PushSender =
+    config.VAPID_PUBLIC_KEY && config.VAPID_PRIVATE_KEY
+      ? createWebPushSender({
+          vapid: {
+            subject: config.VAPID_SUBJECT,
+            publicKey: config.VAPID_PUBLIC_KEY,
+            privateKey: config.VAPID_PRIVATE_KEY,
+          },
+          allowPrivateTargets: config.PUSH_ALLOW_PRIVATE_TARGETS,
+          log,
+        })
+      : createUnconfiguredSender('webpush', log);
+  const senders = {
+    webpush: webPush,
+    fcm: createUnconfiguredSender('fcm', log),
+    apns: createUnconfiguredSender('apns', log),
+  };
 
   return {
     app,
@@ -80,10 +103,22 @@ export async function createGateway(deps: {
           users.forget(change?.user_ids ?? []);
         }),
       ];
+      pushNotifier = await startPushNotifier({
+        bus,
+        db,
+        log,
+        senders,
+        principalFor: (id) => users.principalFor(id),
+        ttlDays: config.PUSH_TOKEN_TTL_DAYS,
+        maxAgeSeconds: config.PUSH_MAX_AGE_SECONDS,
+      });
       await app.listen({ host: config.HOST, port: config.PORT });
     },
     async stop() {
       await app.close();
+      await pushNotifier?.stop();
+      pushNotifier = undefined;
+      await Promise.all(Object.values(senders).map((s) => s.close()));
       for (const s of subscriptions) s.unsubscribe();
       subscriptions = [];
       mailer.close();

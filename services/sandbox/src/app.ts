@@ -7,6 +7,7 @@ import { createOutboundEngine } from './engine/outbound.ts';
 import { createScheduler } from './engine/scheduler.ts';
 import { createWebhookDispatcher } from './engine/webhooks.ts';
 import { registerBlockUserRoutes } from './routes/block-users.ts';
+import { registerContactRoutes } from './routes/contacts.ts';
 import { registerClockAndFaultRoutes } from './routes/control/clock-faults.ts';
 import { registerCustomerRoutes } from './routes/control/customers.ts';
 import { registerNumberRoutes } from './routes/control/numbers.ts';
@@ -84,6 +85,7 @@ export async function buildSandbox(deps: SandboxDeps): Promise<HttpServer> {
   registerMediaRoutes(app, { state, urlKey: randomBytes(32) });
   registerTemplateRoutes(app, { state });
   registerBlockUserRoutes(app, { state });
+  registerContactRoutes(app, { state });
   registerWebhookConfigRoutes(app, { state });
   registerNumberRoutes(app, { state });
   registerCustomerRoutes(app, { state, inbound });

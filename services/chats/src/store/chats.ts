@@ -97,6 +97,14 @@ export async function pageReadableChats(
     const like = containsPattern(f.search);
     q = q.where((eb) => eb.or([eb('c.wa_id', 'like', like), eb(sql`lower(p.profile_name)`, 'like', like)]));
   }
+  if (f.tag !== undefined) {
+    const tag = f.tag;
+    const byId = /^\d{1,9}$/.test(tag) ? sql`or t.id = ${Number(tag)}` : sql``;
+    q = q.where(
+      sql<boolean>`exists (select 1 from chat_taggings ct join tags t on t.id = ct.tag_id
+        where ct.wa_id = c.wa_id and (lower(t.name) = lower(${tag}) ${byId}))`,
+    );
+  }
   if (f.unread !== undefined) {
     const unread = sql<boolean>`exists (
       select 1 from messages m

@@ -1,9 +1,10 @@
-import type { ChatRecord, Contact, MessageRecord } from '@switchboard/proto';
+import type { ChatRecord, Contact, MessageRecord, Tag } from '@switchboard/proto';
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { ChatsDatabase, ChatsTable, MessagesTable } from '../db.ts';
 import { initials } from '../domain/initials.ts';
 import { foldStatuses, type StatusRow } from '../domain/statuses.ts';
 import { windowExpiresAt } from '../domain/window.ts';
+import { chatTagsOf, messageTagsOf } from './tags.ts';
 
 type Db = Kysely<ChatsDatabase>;
 type ChatRow = Selectable<ChatsTable>;
@@ -69,10 +70,24 @@ export async function messageRecords(
     );
   const names = await profileNames(db, waIds);
   const statuses = await statusesFor(db, rows.map(statusKey));
+  const chatTags = await chatTagsOf(db, waIds);
+  const messageTags = await messageTagsOf(
+    db,
+    rows.map((r) => r.id),
+  );
   return rows.flatMap((m) => {
     const chat = chatMap.get(m.wa_id);
     if (!chat) return [];
-    return [toMessageRecord(m, chat, names.get(m.wa_id) ?? '', statuses.get(statusKey(m)) ?? [])];
+    return [
+      toMessageRecord(
+        m,
+        chat,
+        names.get(m.wa_id) ?? '',
+        statuses.get(statusKey(m)) ?? [],
+        messageTags.get(m.id) ?? [],
+        chatTags.get(m.wa_id) ?? [],
+      ),
+    ];
   });
 }
 
@@ -88,6 +103,8 @@ export function toMessageRecord(
   chat: ChatRow,
   profileName: string,
   statuses: StatusRow[],
+  tags: Tag[],
+  chatTags: Tag[],
 ): MessageRecord {
   return {
     id: m.id,
@@ -104,8 +121,8 @@ export function toMessageRecord(
     before_time: m.timestamp,
     since_time: m.timestamp,
     customer_wa_id: m.wa_id,
-    tags: [],
-    chat_tags: [],
+    tags,
+    chat_tags: chatTags,
   };
 }
 
@@ -140,6 +157,7 @@ export async function chatRecords(db: Db, chats: ChatRow[], userId: number): Pro
     .orderBy('created_at', 'desc')
     .execute();
   const last = new Map((await messageRecords(db, lastRows, chatMap)).map((m) => [m.customer_wa_id, m]));
+  const tags = await chatTagsOf(db, waIds);
   return chats.map((c) => ({
     wa_id: c.wa_id,
     contact: contactOf(c, names.get(c.wa_id) ?? ''),
@@ -148,6 +166,6 @@ export async function chatRecords(db: Db, chats: ChatRow[], userId: number): Pro
     assigned_to_user_id: c.assigned_to_user,
     assigned_group_id: c.assigned_group,
     resolved: c.resolved,
-    tags: [],
+    tags: tags.get(c.wa_id) ?? [],
   }));
 }

@@ -22,6 +22,7 @@ import {
   type QueuedMessage,
   queuedMessageIdsOlderThan,
 } from '../store/messages.ts';
+import { chatTagsOf } from '../store/tags.ts';
 import { messageRecords, toMessageRecord } from '../store/views.ts';
 import type { Db, RequestOf } from './types.ts';
 
@@ -129,8 +130,13 @@ export async function send(
       return send(deps, p, req, idempotencyKey);
     throw err;
   }
-  await queueStored(deps, queued.id);
-  return record ?? recordOf(db, queued.id);
+  if (!record) {
+    await queueStored(deps, queued.id);
+    return recordOf(db, queued.id);
+  }
+  // The chat's tags are read while the command is published: no round trip of their own.
+  const [, chatTags] = await Promise.all([queueStored(deps, queued.id), chatTagsOf(db, [queued.waId])]);
+  return { ...record, chat_tags: chatTags.get(queued.waId) ?? [] };
 }
 
 /** The resource of a message just queued: what reading it back would answer, without the read. */
@@ -154,6 +160,9 @@ function newQueuedRecord(
     },
     chat,
     profileName,
+    // No statuses, no tags yet; the chat's tags are added by the caller.
+    [],
+    [],
     [],
   );
 }

@@ -40,12 +40,18 @@ export const chatRoutes: FastifyPluginAsync<MessagingRouteOptions> = async (plug
           assigned_to_user: IdText.optional(),
           assigned_group: IdText.optional(),
           search: z.string().max(100).optional(),
+          tag: z
+            .string()
+            .min(1)
+            .max(100)
+            .optional()
+            .describe('A tag’s id or name: only chats with that tag.'),
         }),
         response: { 200: page(ChatOut) },
       },
     },
     async (req) => {
-      const { limit, offset, unread, resolved, assigned_to_user, assigned_group, search } = req.query;
+      const { limit, offset, unread, resolved, assigned_to_user, assigned_group, search, tag } = req.query;
       const { count, results } = await callService(bus, listChats, {
         principal: principalOf(req),
         limit,
@@ -56,6 +62,7 @@ export const chatRoutes: FastifyPluginAsync<MessagingRouteOptions> = async (plug
           ...(assigned_to_user !== undefined && { assigned_to_user }),
           ...(assigned_group !== undefined && { assigned_group }),
           ...(search && { search }),
+          ...(tag && { tag }),
         },
       });
       return pageOf(req.url, deps.publicUrl, req.query, { count, results: await expandChats(results) });

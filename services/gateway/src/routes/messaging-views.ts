@@ -6,6 +6,7 @@ import {
   type MessageRecord,
   posixSecondsSchema,
   ServiceError,
+  TagSchema,
   WabaStatusesSchema,
   WaIdSchema,
 } from '@switchboard/proto';
@@ -50,8 +51,8 @@ export const MessageOut = z
     timestamp: posixSecondsSchema('when the message was sent (the network’s time for customer messages).'),
     ...MessagePageCursors.shape,
     customer_wa_id: WaIdSchema,
-    tags: z.array(z.unknown()),
-    chat_tags: z.array(z.unknown()),
+    tags: z.array(TagSchema).describe('Tags of the message, each with the `tagging_id` that attached it.'),
+    chat_tags: z.array(TagSchema).describe('Tags of the chat.'),
   })
   .meta({ id: 'Message' });
 export type MessageOut = z.infer<typeof MessageOut>;
@@ -65,7 +66,7 @@ export const ChatOut = z
     assigned_to_user: UserOut.nullable(),
     assigned_group: GroupOut.nullable(),
     resolved: z.boolean(),
-    tags: z.array(z.unknown()),
+    tags: z.array(TagSchema),
   })
   .meta({ id: 'Chat' });
 export type ChatOut = z.infer<typeof ChatOut>;

@@ -63,6 +63,19 @@ export interface OutboxTable {
   created_at: Generated<Date>;
 }
 
+export interface PushTokensTable {
+  id: Generated<number>;
+  user_id: number;
+  token: string;
+  token_hash: Buffer;
+  platform: 'fcm' | 'apns' | 'webpush';
+  device_name: Generated<string>;
+  enabled: Generated<boolean>;
+  registered_at: Timestamp;
+  last_used_at: Date | null;
+  created_at: Generated<Date>;
+}
+
 export interface GatewayDatabase {
   gateway_outbox: OutboxTable;
   users: UsersTable;
@@ -71,6 +84,7 @@ export interface GatewayDatabase {
   auth_tokens: AuthTokensTable;
   refresh_tokens: RefreshTokensTable;
   auth_failures: AuthFailuresTable;
+  push_tokens: PushTokensTable;
 }
 
 /** PostgreSQL's unique_violation. */

@@ -1,0 +1,116 @@
+import {
+  assertMayUseTags,
+  type createTag as createContract,
+  type deleteTag as deleteContract,
+  type getTag as getContract,
+  type listTags as listContract,
+  ServiceError,
+  type updateTag as updateContract,
+} from '@switchboard/proto';
+import { insertAuditEntry } from '../store/audit.ts';
+import { insertTaggingEvent, taggingsOfTag } from '../store/taggings.ts';
+import { deleteTagRow, findTag, insertTag, pageTags, tagOf, updateTagRow } from '../store/tags.ts';
+import { entityAuditEntry } from './audit-entries.ts';
+import type { Db, RequestOf } from './types.ts';
+
+const notFound = () => new ServiceError('not_found', 'No tag with this id.');
+
+function nameTaken(err: unknown): boolean {
+  return (err as { code?: string; constraint?: string }).code === '23505';
+}
+
+export async function listTags(deps: { db: Db }, r: RequestOf<typeof listContract>) {
+  assertMayUseTags(r.principal);
+  const { count, rows } = await pageTags(deps.db, r);
+  return { count, results: rows.map((t) => tagOf(t)) };
+}
+
+export async function getTag(deps: { db: Db }, r: RequestOf<typeof getContract>) {
+  assertMayUseTags(r.principal);
+  const row = await findTag(deps.db, r.id);
+  if (!row) throw notFound();
+  return tagOf(row);
+}
+
+export async function createTag(deps: { db: Db }, r: RequestOf<typeof createContract>) {
+  assertMayUseTags(r.principal);
+  try {
+    const row = await deps.db.transaction().execute(async (trx) => {
+      const tag = await insertTag(trx, r.tag);
+      await insertAuditEntry(
+        trx,
+        entityAuditEntry(r.principal, 'tag.created', 'tag', tag.id, { name: tag.name }),
+      );
+      return tag;
+    });
+    return tagOf(row);
+  } catch (err) {
+    if (nameTaken(err))
+      throw new ServiceError('tag_name_taken', undefined, {
+        fields: { name: ['Another tag has this name.'] },
+      });
+    throw err;
+  }
+}
+
+export async function updateTag(deps: { db: Db }, r: RequestOf<typeof updateContract>) {
+  assertMayUseTags(r.principal);
+  try {
+    const row = await deps.db.transaction().execute(async (trx) => {
+      const tag = await updateTagRow(trx, r.id, r.changes);
+      if (!tag) throw notFound();
+      await insertAuditEntry(
+        trx,
+        entityAuditEntry(r.principal, 'tag.updated', 'tag', tag.id, { ...r.changes }),
+      );
+      return tag;
+    });
+    return tagOf(row);
+  } catch (err) {
+    if (nameTaken(err))
+      throw new ServiceError('tag_name_taken', undefined, {
+        fields: { name: ['Another tag has this name.'] },
+      });
+    throw err;
+  }
+}
+
+/** Deletes a tag with its taggings, each recorded as `removed` in the tagging history. */
+export async function deleteTag(deps: { db: Db }, r: RequestOf<typeof deleteContract>) {
+  assertMayUseTags(r.principal);
+  await deps.db.transaction().execute(async (trx) => {
+    const tag = await trx
+      .selectFrom('tags')
+      .selectAll()
+      .where('id', '=', r.id)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!tag) throw notFound();
+    const { chats, messages } = await taggingsOfTag(trx, tag.id);
+    const common = {
+      action: 'removed' as const,
+      tag_id: tag.id,
+      tag_name: tag.name,
+      user_id: r.principal.user_id,
+    };
+    for (const t of chats)
+      await insertTaggingEvent(trx, { ...common, target: 'chat', wa_id: t.wa_id, message_id: null });
+    for (const t of messages)
+      await insertTaggingEvent(trx, {
+        ...common,
+        target: 'message',
+        wa_id: t.wa_id,
+        message_id: t.message_id,
+      });
+    await deleteTagRow(trx, tag.id);
+    await insertAuditEntry(
+      trx,
+      entityAuditEntry(r.principal, 'tag.deleted', 'tag', tag.id, {
+        name: tag.name,
+        chat_taggings: chats.length,
+        message_taggings: messages.length,
+      }),
+    );
+  });
+  return { deleted: true };
+}

@@ -1,0 +1,83 @@
+import { Pagination, page, pageOf } from '@switchboard/kit';
+import {
+  assertMayTag,
+  listTaggingEvents,
+  TaggingEventSchema,
+  type TaggingTarget,
+  WaIdSchema,
+} from '@switchboard/proto';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { IdText } from '../domain/schemas.ts';
+import { principalOf } from '../http/guards.ts';
+import { callService } from './bus-call.ts';
+import { type ServiceRouteOptions, security } from './messaging-views.ts';
+
+const tags = ['tags'];
+const Seconds = z.coerce.number().int().min(0).max(253_402_300_799);
+const Filters = Pagination.extend({
+  tag: IdText.optional(),
+  chat: WaIdSchema.optional(),
+  user: IdText.optional(),
+  since: Seconds.optional().describe('POSIX seconds: only events at or after it.'),
+  until: Seconds.optional().describe('POSIX seconds: only events before it.'),
+});
+
+const MessageFilters = Filters.extend({
+  message: z.string().min(1).max(200).optional().describe('A message id or wamid.'),
+});
+
+/** `chat_tagging_events/` and `message_tagging_events/`: who tagged what, when. Registered with `prefix: '/api/v1'`. */
+export const taggingEventRoutes: FastifyPluginAsync<ServiceRouteOptions> = async (plugin, deps) => {
+  const app = plugin.withTypeProvider<ZodTypeProvider>();
+  const { bus } = deps;
+  // Before the body is read: a caller who may not use this gets 403, not a 400 about the body.
+  const taggers = async (req: FastifyRequest) => assertMayTag(await deps.guards.authenticate(req));
+
+  async function list(req: FastifyRequest, query: z.output<typeof MessageFilters>, target: TaggingTarget) {
+    const { limit, offset, ...rest } = query;
+    const filters = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined));
+    const found = await callService(bus, listTaggingEvents, {
+      principal: principalOf(req),
+      target,
+      filters,
+      limit,
+      offset,
+    });
+    return pageOf(req.url, deps.publicUrl, query, found);
+  }
+
+  app.get(
+    '/chat_tagging_events/',
+    {
+      onRequest: taggers,
+      schema: {
+        tags,
+        security,
+        summary: 'Chat tagging history',
+        description:
+          'Each tag `added` to or `removed` from a chat the caller may read, newest first; needs `can_use_tags`.',
+        querystring: Filters,
+        response: { 200: page(TaggingEventSchema) },
+      },
+    },
+    (req) => list(req, req.query, 'chat'),
+  );
+  app.get(
+    '/message_tagging_events/',
+    {
+      onRequest: taggers,
+      schema: {
+        tags,
+        security,
+        summary: 'Message tagging history',
+        description:
+          'Each tag `added` to or `removed` from a message in a chat the caller may read, newest first; needs `can_use_tags`.',
+        querystring: MessageFilters,
+        response: { 200: page(TaggingEventSchema) },
+      },
+    },
+    (req) => list(req, req.query, 'message'),
+  );
+};
