@@ -8,34 +8,52 @@ type Db = Kysely<ChatsDatabase>;
 
 const leaseUntil = (seconds: number) => sql<Date>`now() + make_interval(secs => ${seconds})`;
 
-/** The earliest unsent message of a customer, with its timing in database time. */
-export async function headOfQueue(db: Db, waId: string) {
-  return db
-    .selectFrom('messages')
-    .select([
-      'id',
-      sql<boolean>`coalesce(send_lease_until > now(), false)`.as('leased'),
-      sql<number>`greatest(0, extract(epoch from (coalesce(next_attempt_at, now()) - now())) * 1000)::float8`.as(
-        'due_in_ms',
-      ),
-      sql<number>`extract(epoch from (now() - coalesce(next_attempt_at, created_at)))::float8`.as(
-        'overdue_s',
-      ),
-    ])
-    .where('wa_id', '=', waId)
-    .where('send_state', '=', 'queued')
-    .orderBy('send_seq')
-    .limit(1)
-    .executeTakeFirst();
+const HEAD_COLUMNS = sql`
+  id,
+  coalesce(send_lease_until > now(), false) as leased,
+  greatest(0, extract(epoch from (coalesce(next_attempt_at, now()) - now())) * 1000)::float8 as due_in_ms,
+  extract(epoch from (now() - coalesce(next_attempt_at, created_at)))::float8 as overdue_s`;
+
+export interface QueueHead {
+  id: string;
+  leased: boolean;
+  due_in_ms: number;
+  overdue_s: number;
 }
 
-/** A send's customer and state. */
-export async function findSendState(db: Db, id: string) {
-  return db
-    .selectFrom('messages')
-    .select(['id', 'wa_id', 'send_state'])
-    .where('id', '=', id)
-    .executeTakeFirst();
+/** The earliest unsent message of a customer, with its timing in database time. */
+export async function headOfQueue(db: Db, waId: string): Promise<QueueHead | undefined> {
+  const result = await sql<QueueHead>`
+    select ${HEAD_COLUMNS} from messages
+    where wa_id = ${waId} and send_state = 'queued'
+    order by send_seq limit 1`.execute(db);
+  return result.rows[0];
+}
+
+/**
+ * A send's customer and state and, in the same round trip, the head of that customer's queue
+ * (the earliest send still queued), which decides whether this one may go now.
+ */
+export async function sendStateAndHead(
+  db: Db,
+  id: string,
+): Promise<
+  { id: string; wa_id: string; send_state: string | null; head: QueueHead | undefined } | undefined
+> {
+  const result = await sql<{
+    id: string;
+    wa_id: string;
+    send_state: string | null;
+    head: QueueHead | null;
+  }>`
+    select m.id, m.wa_id, m.send_state,
+      (select row_to_json(h) from (
+         select ${HEAD_COLUMNS} from messages
+         where wa_id = m.wa_id and send_state = 'queued'
+         order by send_seq limit 1) h) as head
+    from messages m where m.id = ${id}`.execute(db);
+  const row = result.rows[0];
+  return row && { id: row.id, wa_id: row.wa_id, send_state: row.send_state, head: row.head ?? undefined };
 }
 
 /** Takes the lease of a queued send nobody holds; the message when taken. */

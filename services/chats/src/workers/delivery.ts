@@ -30,13 +30,13 @@ import { chatAccessSubjects } from '../store/chats.ts';
 import {
   claimSendLease,
   failedSendErrors,
-  findSendState,
   headOfQueue,
   recordSendFailed,
   recordSendSent,
   renewSendLease,
   scheduleSendRetry,
   sendLeaseLeft,
+  sendStateAndHead,
 } from '../store/sends.ts';
 
 /** Bounds how long one command keeps its handler busy with a customer's backlog. */
@@ -161,7 +161,7 @@ export async function startDeliveryWorker(deps: {
   }
 
   async function deliver(id: string, ctx: DeliveryContext): Promise<Disposition | undefined> {
-    const m = await findSendState(db, id);
+    const m = await sendStateAndHead(db, id);
     if (!m) return undefined;
     if (m.send_state === 'failed' && ctx.deliveryCount > 1) {
       // A redelivery: the failed status may not have been published before (JetStream drops
@@ -171,7 +171,7 @@ export async function startDeliveryWorker(deps: {
     }
     if (m.send_state !== 'queued') return undefined;
 
-    const head = await headOfQueue(db, m.wa_id);
+    const head = m.head;
     if (!head) return undefined;
     if (head.id !== m.id) {
       // An earlier send to this customer is still unsent: this one waits for it.
