@@ -1,11 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import type { ChatAccessSubject } from '@switchboard/proto';
 import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
 import type { ChatsDatabase } from '../db.ts';
 import type { ParsedBody } from '../domain/network-body.ts';
 import { customerWindowEnd } from '../domain/window.ts';
 import { chatAuditEntry, insertAuditEntry } from './audit.ts';
-import { chatAccessSubjects, newChat } from './chats.ts';
 
 export interface IngestResult {
   storedMessages: number;
@@ -72,14 +70,20 @@ const values = (rows: RawBuilder<unknown>[]) => sql.join(rows);
 
 /**
  * Keeps each body as received and folds the bodies, in stream order, into persons, chats,
- * messages and statuses: one transaction and one multi-row statement per table for the whole
- * batch (the profiles of `bench:messaging` showed the time going to round trips, not work).
+ * messages and statuses: one transaction of three statements for the whole batch, whatever its
+ * size (the profiles of `bench:messaging` showed the time going to round trips, not work):
+ *
+ * 1. the raw bodies, the persons and the chats (independent inserts, one statement);
+ * 2. the messages, and the chats they move forward and reopen (one statement: the update reads
+ *    what the insert returned);
+ * 3. the statuses, the network's conversation windows, and the chats' assignment for the events.
  *
  * Every write is idempotent (stream sequence, wamid and (wamid, status) are unique) and every
  * chat update commutative (greatest of times), so a redelivered batch stores nothing twice and
  * bodies folded together end as they would one by one. A body whose stream sequence is stored
- * already committed before and is not folded again. When the transaction fails, the caller
- * folds the bodies one by one, so one poison body fails alone.
+ * already committed before: it is reported `already_stored` (its messages and statuses are
+ * found, not written again; its persons' names are set again, to the same values). When the transaction fails, the caller folds the bodies one by one, so one poison
+ * body fails alone.
  */
 export async function foldNetworkWebhooks(
   db: Kysely<ChatsDatabase>,
@@ -88,230 +92,229 @@ export async function foldNetworkWebhooks(
 ): Promise<FoldedBody[]> {
   if (!bodies.length) return [];
   return db.transaction().execute(async (trx) => {
-    const kept = await keepRawBodies(trx, bodies);
-    const fresh = bodies.flatMap((b, index) =>
-      kept.has(index) && b.parsed ? [{ index, parsed: b.parsed }] : [],
-    );
-    if (opts.failFor?.size) for (const f of fresh) await failForTest(trx, f.parsed, opts.failFor);
+    const parsed = bodies.flatMap((b, index) => (b.parsed ? [{ index, parsed: b.parsed }] : []));
+    const kept = await keepBodiesPersonsAndChats(trx, bodies, parsed);
+    if (opts.failFor?.size)
+      for (const f of parsed) if (kept.has(f.index)) await failForTest(trx, f.parsed, opts.failFor);
 
     const results: Array<IngestResult | 'already_stored'> = bodies.map((_, i) =>
       kept.has(i) ? { storedMessages: 0, storedStatuses: 0, reopened: [] } : 'already_stored',
     );
-    const resultOf = (index: number) => results[index] as IngestResult;
+    const count = (index: number, what: 'storedMessages' | 'storedStatuses') => {
+      const r = results[index];
+      if (r && r !== 'already_stored') r[what]++;
+    };
 
-    await upsertPersonsAndChats(trx, fresh);
-    const storedMessages = await insertMessages(trx, fresh);
-    for (const m of storedMessages) resultOf(m.index).storedMessages++;
-    for (const r of await moveChatsForward(trx, storedMessages)) resultOf(r.index).reopened.push(r.waId);
-    for (const index of await insertStatuses(trx, fresh)) resultOf(index).storedStatuses++;
-    await moveNetworkWindows(trx, fresh);
+    const { stored, reopened } = await insertMessagesAndMoveChats(trx, parsed);
+    for (const index of stored) count(index, 'storedMessages');
+    for (const { index, waId } of reopened) {
+      const r = results[index];
+      if (r && r !== 'already_stored') r.reopened.push(waId);
+      await insertAuditEntry(
+        trx,
+        chatAuditEntry(null, 'chat.reopened', waId, { reason: 'customer_message' }),
+      );
+    }
+    const waIds = [...new Set(bodies.flatMap((b) => b.waIds))];
+    const { statuses, subjects } = await insertStatusesAndReadChats(trx, parsed, waIds);
+    for (const index of statuses) count(index, 'storedStatuses');
 
-    const subjects = await chatAccessSubjects(trx, [...new Set(bodies.flatMap((b) => b.waIds))]);
     const byWaId = new Map(subjects.map((s) => [s.wa_id, s]));
     return bodies.map((b, i) => ({
       result: results[i] ?? 'already_stored',
-      chats: b.waIds.flatMap((w) => {
-        const s = byWaId.get(w);
-        return s ? [s] : [];
-      }),
+      chats: b.waIds.map((w) => byWaId.get(w) ?? { wa_id: w, assigned_to_user: null, assigned_group: null }),
     }));
   });
 }
 
-/** Stores the raw bodies; the indexes of those not stored before. */
-async function keepRawBodies(trx: Trx, bodies: readonly InboundBody[]): Promise<Set<number>> {
-  const firstBySeq = new Map<number, number>();
-  bodies.forEach((b, i) => {
-    if (!firstBySeq.has(b.raw.streamSeq)) firstBySeq.set(b.raw.streamSeq, i);
-  });
-  const rows = await trx
-    .insertInto('network_webhooks')
-    .values(
-      [...firstBySeq.values()].map((i) => {
-        const raw = (bodies[i] as InboundBody).raw;
-        return {
-          stream_seq: raw.streamSeq,
-          received_at: new Date(raw.receivedAt),
-          signature_verified: raw.signatureVerified,
-          body: raw.storableJson,
-          body_raw: Buffer.from(raw.body, 'utf8'),
-        };
-      }),
-    )
-    .onConflict((oc) => oc.column('stream_seq').doNothing())
-    .returning('stream_seq')
-    .execute();
-  return new Set(rows.map((r) => firstBySeq.get(Number(r.stream_seq)) ?? -1));
-}
-
-interface Fresh {
+interface Parsed {
   index: number;
   parsed: ParsedBody;
 }
 
+const byKey = <T>([a]: [string, T], [b]: [string, T]) => (a < b ? -1 : a > b ? 1 : 0);
+
 /**
- * Persons of the named contacts (the last non-empty profile name in stream order wins, as
+ * Statement 1: the raw bodies (the indexes of those not stored before are answered), the
+ * persons of the named contacts (the last non-empty profile name in stream order wins, as
  * folding them one by one would leave it), persons of senders no contact names, and a chat for
- * every sender. Rows sorted by wa_id, so concurrent folds lock in one order.
+ * every sender. Rows are sorted by key, so concurrent folds lock in one order.
  */
-async function upsertPersonsAndChats(trx: Trx, fresh: readonly Fresh[]): Promise<void> {
+async function keepBodiesPersonsAndChats(
+  trx: Trx,
+  bodies: readonly InboundBody[],
+  parsed: readonly Parsed[],
+): Promise<Set<number>> {
+  const firstBySeq = new Map<number, number>();
+  bodies.forEach((b, i) => {
+    if (!firstBySeq.has(b.raw.streamSeq)) firstBySeq.set(b.raw.streamSeq, i);
+  });
+  const raws = [...firstBySeq.values()].map((i) => (bodies[i] as InboundBody).raw);
   const names = new Map<string, string>();
-  for (const f of fresh)
+  for (const f of parsed)
     for (const c of f.parsed.contacts) if (c.name !== '' || !names.has(c.wa_id)) names.set(c.wa_id, c.name);
-  const senders = new Set(fresh.flatMap((f) => f.parsed.messages.map((m) => m.from)));
-  const unnamed = [...senders].filter((w) => !names.has(w)).sort();
-  if (names.size) {
-    await trx
-      .insertInto('persons')
-      .values(
-        [...names]
-          .sort(([a], [b]) => (a < b ? -1 : 1))
-          .map(([wa_id, name]) => ({ wa_id, profile_name: name })),
-      )
-      .onConflict((oc) =>
-        oc.column('wa_id').doUpdateSet({
-          profile_name: (eb) =>
-            eb.fn.coalesce(sql<string>`nullif(excluded.profile_name, '')`, eb.ref('persons.profile_name')),
-          updated_at: new Date(),
-        }),
-      )
-      .execute();
-  }
-  if (unnamed.length) {
-    await trx
-      .insertInto('persons')
-      .values(unnamed.map((wa_id) => ({ wa_id, profile_name: '' })))
-      .onConflict((oc) => oc.column('wa_id').doNothing())
-      .execute();
-  }
-  if (senders.size) {
-    await trx
-      .insertInto('chats')
-      .values([...senders].sort().map(newChat))
-      .onConflict((oc) => oc.column('wa_id').doNothing())
-      .execute();
-  }
+  const senders = [...new Set(parsed.flatMap((f) => f.parsed.messages.map((m) => m.from)))].sort();
+  const unnamed = senders.filter((w) => !names.has(w));
+
+  const ctes: RawBuilder<unknown>[] = [
+    sql`kept as (
+      insert into network_webhooks (stream_seq, received_at, signature_verified, body, body_raw)
+      values ${values(
+        raws.map(
+          (r) =>
+            sql`(${r.streamSeq}::bigint, ${new Date(r.receivedAt)}::timestamptz, ${r.signatureVerified}, ${r.storableJson}::jsonb, ${Buffer.from(r.body, 'utf8')}::bytea)`,
+        ),
+      )}
+      on conflict (stream_seq) do nothing
+      returning stream_seq)`,
+  ];
+  if (names.size)
+    ctes.push(sql`named as (
+      insert into persons (wa_id, profile_name)
+      values ${values([...names].sort(byKey).map(([w, n]) => sql`(${w}, ${n})`))}
+      on conflict (wa_id) do update set
+        profile_name = coalesce(nullif(excluded.profile_name, ''), persons.profile_name),
+        updated_at = now())`);
+  if (unnamed.length)
+    ctes.push(sql`unnamed as (
+      insert into persons (wa_id, profile_name) values ${values(unnamed.map((w) => sql`(${w}, '')`))}
+      on conflict (wa_id) do nothing)`);
+  if (senders.length)
+    ctes.push(sql`new_chats as (
+      insert into chats (wa_id) values ${values(senders.map((w) => sql`(${w})`))}
+      on conflict (wa_id) do nothing)`);
+  const rows = await sql<{ stream_seq: number }>`with ${sql.join(ctes)} select stream_seq from kept`.execute(
+    trx,
+  );
+  return new Set(rows.rows.map((r) => firstBySeq.get(Number(r.stream_seq)) ?? -1));
 }
 
-interface StoredMessage {
-  index: number;
-  waId: string;
-  timestamp: number;
-  windowEnd: number;
-}
-
-/** Inserts the messages in stream order; those new (a wamid seen before is skipped). */
-async function insertMessages(trx: Trx, fresh: readonly Fresh[]): Promise<StoredMessage[]> {
-  const all = fresh.flatMap((f) => f.parsed.messages.map((m) => ({ index: f.index, m })));
-  if (!all.length) return [];
-  const rows = await trx
-    .insertInto('messages')
-    .values(
-      all.map(({ m }, ordinal) => ({
-        id: randomUUID(),
-        wamid: m.wamid,
-        wa_id: m.from,
-        from_us: false,
-        type: m.type,
-        waba_payload: JSON.stringify(m.raw),
-        sender_user_id: null,
-        timestamp: m.timestamp,
-        send_state: null,
-        idempotency_key: null,
-        // Messages of one second list in the order they arrived: one microsecond apart.
-        created_at: sql<Date>`now() + make_interval(secs => ${ordinal / 1e6})`,
-      })),
+/**
+ * Statement 2: the messages in stream order (a wamid seen before is skipped; messages of one
+ * second list in arrival order, their `created_at` one microsecond apart), and each chat with
+ * new customer messages moved forward (greatest of times) and reopened. Answers, per new
+ * message, the index of the first body that carried it, and the chats that were resolved, each
+ * with the first body that reopened it.
+ */
+async function insertMessagesAndMoveChats(
+  trx: Trx,
+  parsed: readonly Parsed[],
+): Promise<{ stored: number[]; reopened: Array<{ index: number; waId: string }> }> {
+  const all = parsed.flatMap((f) => f.parsed.messages.map((m) => ({ index: f.index, m })));
+  if (!all.length) return { stored: [], reopened: [] };
+  const rows = await sql<{ wamid: string | null; wa_id: string | null; was_resolved: boolean | null }>`
+    with v (ord, wamid, wa_id, type, payload, ts, window_end) as (
+      values ${values(
+        all.map(
+          ({ m }, ord) =>
+            sql`(${ord}::int, ${m.wamid}, ${m.from}, ${m.type}, ${JSON.stringify(m.raw)}::jsonb, ${m.timestamp}::bigint, ${customerWindowEnd(m.timestamp, m.fromAd)}::bigint)`,
+        ),
+      )}
+    ),
+    ins as (
+      insert into messages (id, wamid, wa_id, from_us, type, waba_payload, sender_user_id, timestamp,
+                            send_state, idempotency_key, created_at)
+      select gen_random_uuid(), wamid, wa_id, false, type, payload, null, ts, null, null,
+             now() + make_interval(secs => ord / 1e6)
+      from v order by ord
+      on conflict (wamid) do nothing
+      returning wamid, wa_id
+    ),
+    agg as (
+      select v.wa_id, max(v.ts) as last_at, max(v.window_end) as window_end
+      from ins join v on v.wamid = ins.wamid group by v.wa_id
+    ),
+    old as (
+      select chats.wa_id, chats.resolved from chats join agg on agg.wa_id = chats.wa_id
+      order by chats.wa_id for update of chats
+    ),
+    moved as (
+      update chats set
+        last_message_at = greatest(chats.last_message_at, agg.last_at),
+        last_customer_message_at = greatest(coalesce(chats.last_customer_message_at, 0), agg.last_at),
+        customer_window_expires_at = greatest(coalesce(chats.customer_window_expires_at, 0), agg.window_end),
+        resolved = false
+      from agg join old on old.wa_id = agg.wa_id
+      where chats.wa_id = agg.wa_id
+      returning chats.wa_id, old.resolved as was_resolved
     )
-    .onConflict((oc) => oc.column('wamid').doNothing())
-    .returning('wamid')
-    .execute();
-  const inserted = new Set(rows.map((r) => r.wamid));
-  const stored: StoredMessage[] = [];
+    select wamid, null::text as wa_id, null::boolean as was_resolved from ins
+    union all
+    select null, wa_id, was_resolved from moved`.execute(trx);
+  const inserted = new Set(rows.rows.flatMap((r) => (r.wamid === null ? [] : [r.wamid])));
+  const stored: number[] = [];
+  const firstIndexOf = new Map<string, number>();
   for (const { index, m } of all) {
     // A wamid twice in one batch is stored once, by its first body.
     if (!inserted.delete(m.wamid)) continue;
-    stored.push({
-      index,
-      waId: m.from,
-      timestamp: m.timestamp,
-      windowEnd: customerWindowEnd(m.timestamp, m.fromAd),
-    });
+    stored.push(index);
+    if (!firstIndexOf.has(m.from)) firstIndexOf.set(m.from, index);
   }
-  return stored;
+  const reopened = rows.rows.flatMap((r) =>
+    r.wa_id !== null && r.was_resolved ? [{ index: firstIndexOf.get(r.wa_id) ?? -1, waId: r.wa_id }] : [],
+  );
+  return { stored, reopened };
 }
 
 /**
- * Moves each chat with new customer messages forward (greatest of times) and reopens it; the
- * chats that were resolved, each with the first body that reopened it, logged as reopened.
+ * Statement 3: the statuses (per new one, the index of the first body that carried it), the
+ * network's conversation expiry per customer (greatest of times), and the named customers'
+ * chats' assignment as the events need it (read in the same statement: the fold changes no
+ * assignment).
  */
-async function moveChatsForward(
+async function insertStatusesAndReadChats(
   trx: Trx,
-  stored: readonly StoredMessage[],
-): Promise<Array<{ index: number; waId: string }>> {
-  if (!stored.length) return [];
-  const perChat = new Map<string, { index: number; last: number; windowEnd: number }>();
-  for (const s of stored) {
-    const c = perChat.get(s.waId);
-    if (!c) perChat.set(s.waId, { index: s.index, last: s.timestamp, windowEnd: s.windowEnd });
-    else {
-      c.last = Math.max(c.last, s.timestamp);
-      c.windowEnd = Math.max(c.windowEnd, s.windowEnd);
-    }
-  }
-  const rows = [...perChat].sort(([a], [b]) => (a < b ? -1 : 1));
-  const updated = await sql<{ wa_id: string; was_resolved: boolean }>`
-    with v (wa_id, last_at, window_end) as (
-      values ${values(rows.map(([w, c]) => sql`(${w}::text, ${c.last}::bigint, ${c.windowEnd}::bigint)`))}
-    ),
-    old as (
-      select chats.wa_id, chats.resolved from chats join v using (wa_id) order by chats.wa_id for update of chats
-    )
-    update chats set
-      last_message_at = greatest(chats.last_message_at, v.last_at),
-      last_customer_message_at = greatest(coalesce(chats.last_customer_message_at, 0), v.last_at),
-      customer_window_expires_at = greatest(coalesce(chats.customer_window_expires_at, 0), v.window_end),
-      resolved = false
-    from v join old using (wa_id)
-    where chats.wa_id = v.wa_id
-    returning chats.wa_id, old.resolved as was_resolved`.execute(trx);
-  const reopened = updated.rows.filter((r) => r.was_resolved).map((r) => r.wa_id);
-  for (const waId of reopened)
-    await insertAuditEntry(trx, chatAuditEntry(null, 'chat.reopened', waId, { reason: 'customer_message' }));
-  return reopened.map((waId) => ({ index: perChat.get(waId)?.index ?? -1, waId }));
-}
+  parsed: readonly Parsed[],
+  waIds: readonly string[],
+): Promise<{ statuses: number[]; subjects: ChatAccessSubject[] }> {
+  const all = parsed.flatMap((f) => f.parsed.statuses.map((s) => ({ index: f.index, s })));
+  const windows = new Map<string, number>();
+  for (const { s } of all)
+    if (s.conversationExpiresAt !== undefined)
+      windows.set(s.recipient, Math.max(windows.get(s.recipient) ?? 0, s.conversationExpiresAt));
+  if (!all.length && !waIds.length) return { statuses: [], subjects: [] };
 
-/** Inserts the statuses; for each new one, the index of the first body that carried it. */
-async function insertStatuses(trx: Trx, fresh: readonly Fresh[]): Promise<number[]> {
-  const all = fresh.flatMap((f) => f.parsed.statuses.map((s) => ({ index: f.index, s })));
-  if (!all.length) return [];
-  const rows = await trx
-    .insertInto('message_statuses')
-    .values(
-      all.map(({ s }) => ({
-        wamid: s.wamid,
-        status: s.status,
-        timestamp: s.timestamp,
-        errors: s.errors ? JSON.stringify(s.errors) : null,
-      })),
-    )
-    .onConflict((oc) => oc.columns(['wamid', 'status']).doNothing())
-    .returning(['wamid', 'status'])
-    .execute();
-  const inserted = new Set(rows.map((r) => `${r.status} ${r.wamid}`));
-  return all.flatMap(({ index, s }) => (inserted.delete(`${s.status} ${s.wamid}`) ? [index] : []));
-}
-
-/** The network's conversation expiry, greatest of times, per customer. */
-async function moveNetworkWindows(trx: Trx, fresh: readonly Fresh[]): Promise<void> {
-  const perChat = new Map<string, number>();
-  for (const f of fresh)
-    for (const s of f.parsed.statuses)
-      if (s.conversationExpiresAt !== undefined)
-        perChat.set(s.recipient, Math.max(perChat.get(s.recipient) ?? 0, s.conversationExpiresAt));
-  if (!perChat.size) return;
-  const rows = [...perChat].sort(([a], [b]) => (a < b ? -1 : 1));
-  await sql`
-    update chats set network_window_expires_at = greatest(coalesce(chats.network_window_expires_at, 0), v.expires_at)
-    from (values ${values(rows.map(([w, t]) => sql`(${w}::text, ${t}::bigint)`))}) as v (wa_id, expires_at)
-    where chats.wa_id = v.wa_id`.execute(trx);
+  const ctes: RawBuilder<unknown>[] = [];
+  if (all.length)
+    ctes.push(sql`ins as (
+      insert into message_statuses (wamid, status, timestamp, errors)
+      values ${values(
+        all.map(
+          ({ s }) =>
+            sql`(${s.wamid}, ${s.status}, ${s.timestamp}::bigint, ${s.errors ? JSON.stringify(s.errors) : null}::jsonb)`,
+        ),
+      )}
+      on conflict (wamid, status) do nothing
+      returning wamid, status)`);
+  if (windows.size)
+    ctes.push(sql`windows as (
+      update chats set network_window_expires_at = greatest(coalesce(chats.network_window_expires_at, 0), v.expires_at)
+      from (values ${values([...windows].sort(byKey).map(([w, t]) => sql`(${w}::text, ${t}::bigint)`))}) as v (wa_id, expires_at)
+      where chats.wa_id = v.wa_id)`);
+  const statusRows = all.length
+    ? sql`select wamid, status, null::text as wa_id, null::int as assigned_to_user, null::int as assigned_group from ins`
+    : sql`select null::text, null::text, null::text, null::int, null::int where false`;
+  const rows = await sql<{
+    wamid: string | null;
+    status: string | null;
+    wa_id: string | null;
+    assigned_to_user: number | null;
+    assigned_group: number | null;
+  }>`
+    ${ctes.length ? sql`with ${sql.join(ctes)}` : sql``}
+    ${statusRows}
+    union all
+    select null, null, wa_id, assigned_to_user, assigned_group from chats where wa_id = any(${[...waIds]}::text[])`.execute(
+    trx,
+  );
+  const inserted = new Set(
+    rows.rows.flatMap((r) => (r.wamid !== null && r.status !== null ? [`${r.status} ${r.wamid}`] : [])),
+  );
+  const statuses = all.flatMap(({ index, s }) => (inserted.delete(`${s.status} ${s.wamid}`) ? [index] : []));
+  const subjects = rows.rows.flatMap((r) =>
+    r.wa_id === null
+      ? []
+      : [{ wa_id: r.wa_id, assigned_to_user: r.assigned_to_user, assigned_group: r.assigned_group }],
+  );
+  return { statuses, subjects };
 }
