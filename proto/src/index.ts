@@ -16,3 +16,4 @@ export * from './streams.ts';
 export * from './subjects.ts';
 export * from './time.ts';
 export * from './trace.ts';
+export * from './partner.ts';

@@ -8,3 +8,4 @@ export * from './signature.ts';
 export * from './templates.ts';
 export * from './webhook.ts';
 export * from './webhook-config.ts';
+export * from './partner-hub.ts';
