@@ -20,9 +20,27 @@ export const ENV_VAR_OVERRIDE_ALLOWLIST = [
   'INBOX_SERVICE_NAME',
 ] as const;
 
+const BOOLEAN_OVERRIDE = /^(true|false|1|0|yes|no|on|off)$/i;
+
+/** Overrides become the instance's environment: a value it would refuse at start is refused now. */
+function overrideValueProblem(name: string, value: string): string | undefined {
+  if (name === 'APP_IS_USER_AVAILABILITY_ENABLED' || name === 'HIDE_API_LINKS')
+    return BOOLEAN_OVERRIDE.test(value.trim())
+      ? undefined
+      : `${name} must be a Boolean as string, e.g. True or False`;
+  if (name === 'INBOX_FAVICON_URL' || name === 'INBOX_FRONTEND_URL')
+    return z.url({ protocol: /^https?$/ }).safeParse(value).success
+      ? undefined
+      : `${name} must be an http(s) URL`;
+  if (name === 'INBOX_SERVICE_NAME') return value.trim() ? undefined : `${name} must not be blank`;
+  return undefined;
+}
+
 export const InstanceStatusSchema = z
   .enum(['provisioning', 'ready', 'failed', 'deleted'])
-  .describe('`provisioning` until its health check answers and its events went out; `ready`; `failed`; `deleted`');
+  .describe(
+    '`provisioning` until its health check answers and its events went out; `ready`; `failed`; `deleted`',
+  );
 export type InstanceStatus = z.infer<typeof InstanceStatusSchema>;
 
 /** One DNS label (RFC 1123), lower-case: what `<subdomain>.<base domain>` needs. */
@@ -58,7 +76,12 @@ const EmailSchema = z.email().max(254);
  */
 export const CreateInstanceRequestSchema = z
   .object({
-    channel_id: z.string().min(1).max(200).nullish().describe('Channel to connect; a new provider key is collected'),
+    channel_id: z
+      .string()
+      .min(1)
+      .max(200)
+      .nullish()
+      .describe('Channel to connect; a new provider key is collected'),
     provider_api_key: z.string().min(1).max(500).nullish().describe('An existing provider API key'),
     subdomain: z
       .union([z.literal(''), SubdomainSchema])
@@ -83,14 +106,11 @@ export const CreateInstanceRequestSchema = z
       });
     }
     const allowed: readonly string[] = ENV_VAR_OVERRIDE_ALLOWLIST;
-    for (const name of Object.keys(body.env_var_overrides ?? {})) {
-      if (!allowed.includes(name)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['env_var_overrides', name],
-          message: `${name} is not an allowed override (allowed: ${ENV_VAR_OVERRIDE_ALLOWLIST.join(', ')})`,
-        });
-      }
+    for (const [name, value] of Object.entries(body.env_var_overrides ?? {})) {
+      const problem = !allowed.includes(name)
+        ? `${name} is not an allowed override (allowed: ${ENV_VAR_OVERRIDE_ALLOWLIST.join(', ')})`
+        : overrideValueProblem(name, value);
+      if (problem) ctx.addIssue({ code: 'custom', path: ['env_var_overrides', name], message: problem });
     }
   })
   .meta({
@@ -113,7 +133,10 @@ export const PartnerInstanceSchema = z
     health_check: z.url().describe('Answers 200 once the instance is ready'),
     channel_id: z.string().nullable().describe('Known once the provider key is resolved'),
     partner_id: z.string(),
-    activation_url: z.url().optional().describe('With `generate_activation`; works once the instance is ready'),
+    activation_url: z
+      .url()
+      .optional()
+      .describe('With `generate_activation`; works once the instance is ready'),
     status: InstanceStatusSchema,
     created_at: z.number().int().describe('POSIX seconds'),
     deleted_at: z.number().int().nullable().describe('POSIX seconds'),

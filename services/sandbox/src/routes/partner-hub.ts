@@ -44,9 +44,13 @@ export function registerPartnerHubRoutes(app: HttpServer, deps: { state: Sandbox
       if (typeof hubKey !== 'string' || hubKey.length === 0) throw failures.unauthorized();
       const number = deps.state.byId(req.params.channel_id);
       if (!number) {
-        throw new NetworkFailure(NetworkErrorCode.invalidParameter, `Unknown channel ${req.params.channel_id}.`, {
-          status: 404,
-        });
+        throw new NetworkFailure(
+          NetworkErrorCode.invalidParameter,
+          `Unknown channel ${req.params.channel_id}.`,
+          {
+            status: 404,
+          },
+        );
       }
       const apiKey = randomSecret('sbx_');
       deps.state.replaceApiKey(number, apiKey);
@@ -77,7 +81,11 @@ export function registerPartnerHubRoutes(app: HttpServer, deps: { state: Sandbox
         health_status: {
           can_send_message: 'AVAILABLE' as const,
           entities: [
-            { entity_type: 'PHONE_NUMBER' as const, id: number.phoneNumberId, can_send_message: 'AVAILABLE' as const },
+            {
+              entity_type: 'PHONE_NUMBER' as const,
+              id: number.phoneNumberId,
+              can_send_message: 'AVAILABLE' as const,
+            },
             { entity_type: 'WABA' as const, id: number.wabaId, can_send_message: 'AVAILABLE' as const },
           ],
         },
