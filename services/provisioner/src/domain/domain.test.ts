@@ -75,7 +75,14 @@ describe('next step', () => {
       apply[step]?.();
       expect(order.length).toBeLessThan(10);
     }
-    expect(order).toEqual(['resolve_key', 'allocate', 'start', 'await_health', 'send_token', 'send_activation_mail']);
+    expect(order).toEqual([
+      'resolve_key',
+      'allocate',
+      'start',
+      'await_health',
+      'send_token',
+      'send_activation_mail',
+    ]);
   });
 
   it('restarts a ready instance that is not running, without waiting for health again', () => {

@@ -225,7 +225,9 @@ async function awaitHealth(deps: UseCaseDeps, row: InstanceRow): Promise<StepRes
       const now = new Date();
       await updateInstance(deps.db, row.id, { healthy_at: now });
       if (row.status === 'provisioning') {
-        await moveStatus(deps.db, row.id, row.status, transition(row.status, { type: 'healthy' }), { ready_at: now });
+        await moveStatus(deps.db, row.id, row.status, transition(row.status, { type: 'healthy' }), {
+          ready_at: now,
+        });
         deps.log.info(
           { instance: row.id, seconds: (now.getTime() - row.created_at.getTime()) / 1000 },
           'instance ready',
