@@ -8,4 +8,4 @@ export { errorsEventCatalogue } from './domain/errors-events.ts';
 export { provisionerMigrations } from './migrations/index.ts';
 export { createProvisioner, type ProvisionerService } from './service.ts';
 export type { ProvisionerDatabase } from './store/db.ts';
-export { createPartner, type NewPartner } from './use-cases/partners.ts';
+export { createPartner, type NewPartner, provisionerBox } from './use-cases/partners.ts';

@@ -3,7 +3,6 @@ import type { Server } from 'node:http';
 import { createServer } from 'node:net';
 import {
   createOutboxRelay,
-  createSecretBox,
   type Logger,
   type NatsConnection,
   type Subscription,
@@ -30,6 +29,7 @@ import type { ProvisionerDatabase } from './store/db.ts';
 import { instanceBySubdomain, instancesToResume } from './store/instances.ts';
 import { OUTBOX_TABLE, type PublicUrls, type UseCaseDeps } from './use-cases/deps.ts';
 import { driveLifecycle } from './use-cases/drive-lifecycle.ts';
+import { provisionerBox } from './use-cases/partners.ts';
 
 export interface ProvisionerService {
   /** Serves the partner requests, consumes the lifecycle commands, resumes unfinished instances, opens the edge. */
@@ -131,7 +131,7 @@ export function createProvisioner(deps: {
     hub,
     events,
     mailer,
-    box: createSecretBox(config.PROVISIONER_SECRET_KEY, 'provisioner-secrets'),
+    box: provisionerBox(config.PROVISIONER_SECRET_KEY),
     urls,
     outbox,
     freePort: freeLoopbackPort,

@@ -1,4 +1,4 @@
-import { generateSecret, type SecretBox } from '@switchboard/kit';
+import { createSecretBox, generateSecret, type SecretBox } from '@switchboard/kit';
 import type { Kysely } from 'kysely';
 import { hashSecret, newId, newSecret } from '../domain/credentials.ts';
 import type { ProvisionerDatabase } from '../store/db.ts';
@@ -10,6 +10,11 @@ export interface NewPartner {
   api_key: string;
   /** Verifies the partner's events (Standard Webhooks); shown once, kept sealed for signing. */
   webhook_secret: string;
+}
+
+/** The box sealing what the provisioner must read again; one purpose for all of it. */
+export function provisionerBox(provisionerSecretKey: string): SecretBox {
+  return createSecretBox(provisionerSecretKey, 'provisioner-secrets');
 }
 
 export async function createPartner(

@@ -1,0 +1,453 @@
+import type { NewPartner } from '@switchboard/provisioner';
+import {
+  freshDatabase,
+  type Receiver,
+  startReceiver,
+  type TestDatabase,
+  testNatsUrl,
+  waitFor,
+} from '@switchboard/testkit';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { type PartnerStack, type SandboxNumber, startPartnerStack } from './support/partner.ts';
+
+/**
+ * Flow 3 end to end, every part a real process: the gateway in partner mode, the provisioner,
+ * each instance a single-process inbox started by the provisioner's local runtime, the sandbox
+ * as the network and its partner hub, loopback receivers as the partner's configurator webhook
+ * and as a per-user webhook.
+ */
+
+let provisioningDb: TestDatabase;
+let stack: PartnerStack;
+let partner: NewPartner;
+let other: NewPartner;
+let configurator: Receiver;
+let userHook: Receiver;
+
+interface Instance {
+  id: string;
+  base_domain: string;
+  health_check: string;
+  channel_id: string | null;
+  partner_id: string;
+  activation_url?: string;
+  status: string;
+  created_at: number;
+  deleted_at: number | null;
+}
+
+const json = async <T>(res: Response): Promise<T> => (await res.json()) as T;
+
+/** The events the configurator receiver got for one webhook-id prefix, verified with the partner's secret. */
+function verifiedEvents(secret: string, kind: 'token' | 'errors', instanceId: string): unknown[] {
+  const wh = new Webhook(secret);
+  return configurator.requests
+    .filter((r) => r.headers['webhook-id'] === `msg_${kind}_${instanceId}`)
+    .map((r) =>
+      wh.verify(r.body, {
+        'webhook-id': String(r.headers['webhook-id']),
+        'webhook-timestamp': String(r.headers['webhook-timestamp']),
+        'webhook-signature': String(r.headers['webhook-signature']),
+      }),
+    );
+}
+
+async function create(body: Record<string, unknown>, key = partner.api_key): Promise<Response> {
+  return stack.partner('POST', '/v1/instances', { key, body });
+}
+
+async function tokenFor(instanceId: string): Promise<string> {
+  let token = '';
+  await waitFor(
+    async () => {
+      const [event] = verifiedEvents(partner.webhook_secret, 'token', instanceId) as { token: string }[];
+      token = event?.token ?? '';
+      return token !== '';
+    },
+    60_000,
+    () => `token event for ${instanceId} (${stack.provisioner.output().slice(-3000)})`,
+  );
+  return token;
+}
+
+beforeAll(async () => {
+  provisioningDb = await freshDatabase('provisioning');
+  stack = await startPartnerStack({
+    natsUrl: testNatsUrl(),
+    pgAdminUrl: inject('pgAdminUrl'),
+    databaseUrl: provisioningDb.url,
+    instanceDatabasePrefix: inject('databasePrefix'),
+  });
+  partner = await stack.newPartner('Acme Partners');
+  other = await stack.newPartner('Other Partners');
+  configurator = await startReceiver();
+  userHook = await startReceiver({ eventId: () => undefined });
+}, 120_000);
+
+afterAll(async () => {
+  await stack?.stop();
+  await configurator?.close();
+  await userHook?.close();
+  await provisioningDb?.drop();
+}, 120_000);
+
+describe('partner provisioning, end to end', () => {
+  let number: SandboxNumber;
+  let acme: Instance;
+
+  it('creates an instance: 202 at once, then the signed token event, then a working inbox', async () => {
+    number = await stack.newNumber();
+    const started = Date.now();
+    const res = await create({
+      provider_api_key: number.api_key,
+      subdomain: 'acme',
+      generate_activation: true,
+      configurator: {
+        user_name: 'partner-configurator',
+        webhook_url: configurator.url,
+        webhook_headers: { 'x-partner-secret': 'kept by the partner' },
+      },
+      max_number_of_seats: 3,
+      env_var_overrides: { INBOX_SERVICE_NAME: 'Acme Inbox' },
+    });
+    expect(res.status, await res.clone().text()).toBe(202);
+    acme = await json<Instance>(res);
+    expect(acme).toMatchObject({
+      status: 'provisioning',
+      base_domain: 'acme.localhost',
+      health_check: `http://acme.localhost:${stack.edgePort}/api/v1/status/health/`,
+      partner_id: partner.partner_id,
+      deleted_at: null,
+    });
+    expect(acme.activation_url).toMatch(
+      new RegExp(`^http://acme\\.localhost:${stack.edgePort}/activation/act_`),
+    );
+    expect(acme.id).toMatch(/^in-[0-9a-f]{12}$/);
+
+    const token = await tokenFor(acme.id);
+    const delivery = configurator.requests.find((r) => r.headers['webhook-id'] === `msg_token_${acme.id}`);
+    expect(delivery?.headers['x-partner-secret']).toBe('kept by the partner');
+    // The token event says the instance is ready: its health check answers 200 through the edge.
+    expect((await stack.instance(acme.health_check)).status).toBe(200);
+    const got = await json<Instance>(
+      await stack.partner('GET', `/v1/instances/${acme.id}`, { key: partner.api_key }),
+    );
+    expect(got).toMatchObject({ status: 'ready', channel_id: number.phone_number_id });
+    expect(Date.now() - started).toBeLessThan(60_000);
+
+    // As the configurator, on the new instance's own inbox API: a user and a per-user webhook.
+    const origin = `http://acme.localhost:${stack.edgePort}`;
+    const user = await stack.instance(`${origin}/api/v1/users/`, {
+      method: 'POST',
+      token,
+      body: { username: 'agent-one', password: 'Lantern harbour at dusk 42' },
+    });
+    expect(user.status, user.text).toBe(201);
+    const hook = await stack.instance(`${origin}/api/v1/webhooks/waba/`, {
+      method: 'POST',
+      token,
+      body: { url: userHook.url },
+    });
+    expect(hook.status, hook.text).toBe(201);
+
+    // A customer writes to that number through the network: the per-user webhook receives it.
+    await stack.customerSays(number.phone_number_id, '491701234567', 'Hello Acme');
+    await waitFor(
+      async () => userHook.requests.some((r) => r.body.includes('Hello Acme')),
+      30_000,
+      'the customer message at the per-user webhook',
+    );
+  }, 120_000);
+
+  it('a second instance for the same number fails with errors event 701', async () => {
+    const res = await create({
+      provider_api_key: number.api_key,
+      subdomain: 'acme-two',
+      configurator: { user_name: 'configurator', webhook_url: configurator.url },
+    });
+    expect(res.status).toBe(202);
+    const second = await json<Instance>(res);
+    await waitFor(
+      async () => verifiedEvents(partner.webhook_secret, 'errors', second.id).length > 0,
+      30_000,
+      () => `errors event (${stack.provisioner.output().slice(-3000)})`,
+    );
+    const [event] = verifiedEvents(partner.webhook_secret, 'errors', second.id);
+    expect(event).toEqual({
+      errors: [
+        {
+          code: 701,
+          title: 'Number already deployed',
+          details: expect.any(String),
+          parameters: { channel_id: number.phone_number_id },
+        },
+      ],
+    });
+    const got = await json<Instance>(
+      await stack.partner('GET', `/v1/instances/${second.id}`, { key: partner.api_key }),
+    );
+    expect(got.status).toBe('failed');
+  }, 60_000);
+
+  it('a subdomain in use is the spec’s 422', async () => {
+    const fresh = await stack.newNumber();
+    const res = await create({ provider_api_key: fresh.api_key, subdomain: 'acme' });
+    expect(res.status).toBe(422);
+    expect(await res.json()).toEqual({
+      detail: [{ loc: ['body', 'subdomain'], msg: 'Subdomain already in use: acme', type: 'value_error' }],
+    });
+  });
+
+  it('with channel_id, a new provider key is collected and the previous one stops working', async () => {
+    const channel = await stack.newNumber();
+    const res = await create({
+      channel_id: channel.phone_number_id,
+      configurator: { user_name: 'configurator', webhook_url: configurator.url },
+    });
+    expect(res.status).toBe(202);
+    const created = await json<Instance>(res);
+    expect(created.base_domain).toBe(`${created.id}.localhost`);
+    await tokenFor(created.id);
+    const old = await fetch(`${stack.sandbox.url}/health_status`, {
+      headers: { 'D360-API-KEY': channel.api_key },
+    });
+    expect(old.status).toBe(401);
+  }, 120_000);
+
+  it('lists with offset and limit, gets, and hides other partners’ instances', async () => {
+    const page = await json<{ items: Instance[]; total: number; offset: number; limit: number }>(
+      await stack.partner('GET', '/v1/instances?offset=0&limit=2', { key: partner.api_key }),
+    );
+    expect(page).toMatchObject({ total: 3, offset: 0, limit: 2 });
+    expect(page.items.map((i) => i.id)[0]).toBe(acme.id);
+    const rest = await json<{ items: Instance[] }>(
+      await stack.partner('GET', '/v1/instances?offset=2&limit=2', { key: partner.api_key }),
+    );
+    expect(rest.items).toHaveLength(1);
+    const defaults = await json<{ limit: number; offset: number }>(
+      await stack.partner('GET', '/v1/instances', { key: partner.api_key }),
+    );
+    expect(defaults).toMatchObject({ limit: 100, offset: 0 });
+
+    const theirs = await stack.partner('GET', `/v1/instances/${acme.id}`, { key: other.api_key });
+    expect(theirs.status).toBe(404);
+    expect(await theirs.json()).toEqual({ detail: 'Not Found' });
+    expect((await stack.partner('DELETE', `/v1/instances/${acme.id}`, { key: other.api_key })).status).toBe(
+      404,
+    );
+    const empty = await json<{ total: number }>(
+      await stack.partner('GET', '/v1/instances', { key: other.api_key }),
+    );
+    expect(empty.total).toBe(0);
+    expect((await stack.partner('GET', '/v1/instances')).status).toBe(401);
+    expect((await stack.partner('GET', '/v1/instances', { key: 'sbp_not-a-key' })).status).toBe(401);
+  });
+
+  it('restarting the provisioner leaves ready instances serving, and adopts them', async () => {
+    const before = await stack.db
+      .selectFrom('instances')
+      .select(['pid', 'port'])
+      .where('id', '=', acme.id)
+      .executeTakeFirstOrThrow();
+    await stack.provisioner.stop('SIGKILL');
+    // The edge is part of the provisioner: the instance itself keeps answering on its port.
+    const direct = await fetch(`http://127.0.0.1:${before.port}/api/v1/status/health/`);
+    expect(direct.status).toBe(200);
+    await stack.restartProvisioner();
+    await waitFor(
+      async () => (await stack.instance(acme.health_check)).status === 200,
+      30_000,
+      'health through the edge',
+    );
+    const after = await stack.db
+      .selectFrom('instances')
+      .select('pid')
+      .where('id', '=', acme.id)
+      .executeTakeFirstOrThrow();
+    expect(after.pid).toBe(before.pid);
+  }, 60_000);
+
+  it('soft delete: 200 null, marked deleted with a time, processes stopped, out of the list', async () => {
+    const { pid } = await stack.db
+      .selectFrom('instances')
+      .select('pid')
+      .where('id', '=', acme.id)
+      .executeTakeFirstOrThrow();
+    const res = await stack.partner('DELETE', `/v1/instances/${acme.id}`, { key: partner.api_key });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toBeNull();
+    const got = await json<Instance>(
+      await stack.partner('GET', `/v1/instances/${acme.id}`, { key: partner.api_key }),
+    );
+    expect(got.status).toBe('deleted');
+    expect(got.deleted_at).toEqual(expect.any(Number));
+    const page = await json<{ items: Instance[] }>(
+      await stack.partner('GET', '/v1/instances', { key: partner.api_key }),
+    );
+    expect(page.items.map((i) => i.id)).not.toContain(acme.id);
+    await waitFor(
+      async () => {
+        try {
+          if (pid !== null) process.kill(pid, 0);
+          return false;
+        } catch {
+          return true;
+        }
+      },
+      40_000,
+      'the instance process to stop',
+    );
+    expect((await stack.instance(acme.health_check)).status).toBe(404);
+  }, 60_000);
+});
+
+describe('partner session', () => {
+  it('login sets an httpOnly, SameSite=Strict cookie with a JWT of the partner id only; logout clears it', async () => {
+    const bad = await stack.partner('POST', '/v1/auth/login', { body: { api_key: 'sbp_wrong' } });
+    expect(bad.status).toBe(401);
+    const res = await stack.partner('POST', '/v1/auth/login', { body: { api_key: partner.api_key } });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ partner_id: partner.partner_id });
+    const setCookie = res.headers.get('set-cookie') ?? '';
+    expect(setCookie).toMatch(/^partner_session=/);
+    expect(setCookie).toMatch(/HttpOnly/i);
+    expect(setCookie).toMatch(/SameSite=Strict/i);
+    const value = /^partner_session=([^;]+)/.exec(setCookie)?.[1] ?? '';
+    const claims = JSON.parse(Buffer.from(value.split('.')[1] ?? '', 'base64url').toString()) as Record<
+      string,
+      unknown
+    >;
+    expect(Object.keys(claims).sort()).toEqual(['exp', 'iat', 'partner_id']);
+    expect(value).not.toContain(partner.api_key);
+    const cookie = `partner_session=${value}`;
+
+    expect(await json(await stack.partner('GET', '/v1/auth/session', { cookie }))).toEqual({
+      authenticated: true,
+      partner_id: partner.partner_id,
+    });
+    expect(await json(await stack.partner('GET', '/v1/partner', { cookie }))).toEqual({
+      partner_id: partner.partner_id,
+    });
+    expect((await stack.partner('GET', '/v1/instances', { cookie })).status).toBe(200);
+
+    const out = await stack.partner('POST', '/v1/auth/logout', { cookie });
+    expect(out.status).toBe(200);
+    expect(out.headers.get('set-cookie')).toMatch(/partner_session=;.*Expires=Thu, 01 Jan 1970/i);
+    expect(await json(await stack.partner('GET', '/v1/auth/session'))).toEqual({
+      authenticated: false,
+      partner_id: null,
+    });
+    const forged = `partner_session=${value.slice(0, -4)}AAAA`;
+    expect((await stack.partner('GET', '/v1/partner', { cookie: forged })).status).toBe(401);
+  });
+
+  it('health endpoints need no authentication', async () => {
+    for (const path of ['/', '/health', '/v1']) {
+      const res = await stack.partner('GET', path);
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ status: 'ok' });
+    }
+  });
+});
+
+describe('bad inputs are FastAPI 422s naming the field', () => {
+  const key = 'provider-key';
+  const cases: Array<[string, Record<string, unknown>, (string | number)[], RegExp]> = [
+    [
+      'subdomain with capitals',
+      { provider_api_key: key, subdomain: 'Acme' },
+      ['body', 'subdomain'],
+      /DNS label/,
+    ],
+    ['subdomain with a dot', { provider_api_key: key, subdomain: 'a.b' }, ['body', 'subdomain'], /DNS label/],
+    [
+      'subdomain ending with a dash',
+      { provider_api_key: key, subdomain: 'acme-' },
+      ['body', 'subdomain'],
+      /DNS label/,
+    ],
+    [
+      'subdomain of 64 characters',
+      { provider_api_key: key, subdomain: 'a'.repeat(64) },
+      ['body', 'subdomain'],
+      /63/,
+    ],
+    [
+      'neither channel_id nor provider_api_key',
+      { subdomain: 'x1' },
+      ['body'],
+      /channel_id or provider_api_key/,
+    ],
+    [
+      'both channel_id and provider_api_key',
+      { channel_id: 'c', provider_api_key: key },
+      ['body'],
+      /not both/,
+    ],
+    [
+      'an override outside the allowlist',
+      { provider_api_key: key, env_var_overrides: { DATABASE_URL: 'postgres://elsewhere' } },
+      ['body', 'env_var_overrides', 'DATABASE_URL'],
+      /DATABASE_URL is not an allowed override/,
+    ],
+    [
+      'a Boolean override that is no Boolean',
+      { provider_api_key: key, env_var_overrides: { HIDE_API_LINKS: 'maybe' } },
+      ['body', 'env_var_overrides', 'HIDE_API_LINKS'],
+      /Boolean/,
+    ],
+    ['zero seats', { provider_api_key: key, max_number_of_seats: 0 }, ['body', 'max_number_of_seats'], /1/],
+    [
+      'seats as text',
+      { provider_api_key: key, max_number_of_seats: 'five' },
+      ['body', 'max_number_of_seats'],
+      /number/,
+    ],
+    [
+      'a configurator without webhook_url',
+      { provider_api_key: key, configurator: { user_name: 'c' } },
+      ['body', 'configurator', 'webhook_url'],
+      /Field required/,
+    ],
+    [
+      'an admin_email that is none',
+      { provider_api_key: key, admin_email: 'nobody' },
+      ['body', 'admin_email'],
+      /email/i,
+    ],
+  ];
+
+  it.each(cases)('%s', async (_name, body, loc, msg) => {
+    const res = await create(body);
+    expect(res.status).toBe(422);
+    const { detail } = await json<{ detail: { loc: (string | number)[]; msg: string; type: string }[] }>(res);
+    const item = detail.find((d) => JSON.stringify(d.loc) === JSON.stringify(loc));
+    expect(item, JSON.stringify(detail)).toBeDefined();
+    expect(item?.msg).toMatch(msg);
+    expect(item?.type).toEqual(expect.any(String));
+  });
+
+  it.each([
+    ['limit above 100', '/v1/instances?limit=101', ['query', 'limit']],
+    ['limit 0', '/v1/instances?limit=0', ['query', 'limit']],
+    ['negative offset', '/v1/instances?offset=-1', ['query', 'offset']],
+  ])('%s', async (_name, path, loc) => {
+    const res = await stack.partner('GET', path, { key: partner.api_key });
+    expect(res.status).toBe(422);
+    const { detail } = await json<{ detail: { loc: unknown[] }[] }>(res);
+    expect(detail.map((d) => d.loc)).toContainEqual(loc);
+  });
+
+  it('a body that is not JSON', async () => {
+    const res = await fetch(`${stack.partnerUrl}/v1/instances`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${partner.api_key}` },
+      body: '{"subdomain":',
+    });
+    expect(res.status).toBe(422);
+    expect(await res.json()).toEqual({
+      detail: [{ loc: ['body', 0], msg: 'JSON decode error', type: 'json_invalid' }],
+    });
+  });
+});
