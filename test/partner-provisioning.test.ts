@@ -7,9 +7,16 @@ import {
   testNatsUrl,
   waitFor,
 } from '@switchboard/testkit';
+import { type SmtpSink, startSmtpSink } from '@switchboard/testkit/infra';
 import { Webhook } from 'standardwebhooks';
+import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { type PartnerStack, type SandboxNumber, startPartnerStack } from './support/partner.ts';
+import {
+  localhostAgent,
+  type PartnerStack,
+  type SandboxNumber,
+  startPartnerStack,
+} from './support/partner.ts';
 
 /**
  * Flow 3 end to end, every part a real process: the gateway in partner mode, the provisioner,
@@ -24,6 +31,7 @@ let partner: NewPartner;
 let other: NewPartner;
 let configurator: Receiver;
 let userHook: Receiver;
+let smtp: SmtpSink;
 
 interface Instance {
   id: string;
@@ -73,11 +81,13 @@ async function tokenFor(instanceId: string): Promise<string> {
 
 beforeAll(async () => {
   provisioningDb = await freshDatabase('provisioning');
+  smtp = await startSmtpSink();
   stack = await startPartnerStack({
     natsUrl: testNatsUrl(),
     pgAdminUrl: inject('pgAdminUrl'),
     databaseUrl: provisioningDb.url,
     instanceDatabasePrefix: inject('databasePrefix'),
+    env: { SMTP_URL: smtp.url },
   });
   partner = await stack.newPartner('Acme Partners');
   other = await stack.newPartner('Other Partners');
@@ -89,6 +99,7 @@ afterAll(async () => {
   await stack?.stop();
   await configurator?.close();
   await userHook?.close();
+  await smtp?.close();
   await provisioningDb?.drop();
 }, 120_000);
 
@@ -124,6 +135,10 @@ describe('partner provisioning, end to end', () => {
       new RegExp(`^http://acme\\.localhost:${stack.edgePort}/activation/act_`),
     );
     expect(acme.id).toMatch(/^in-[0-9a-f]{12}$/);
+
+    // At once, before the instance is up, the activation link exists but does not work yet.
+    const early = await stack.instance(acme.activation_url ?? '');
+    expect(early.status, early.text).toBe(409);
 
     const token = await tokenFor(acme.id);
     const delivery = configurator.requests.find((r) => r.headers['webhook-id'] === `msg_token_${acme.id}`);
@@ -300,6 +315,82 @@ describe('partner provisioning, end to end', () => {
     );
     expect((await stack.instance(acme.health_check)).status).toBe(404);
   }, 60_000);
+});
+
+describe('activation', () => {
+  let number: SandboxNumber;
+
+  async function setPassword(url: string, password: string, again = password) {
+    const res = await request(url, {
+      method: 'POST',
+      dispatcher: localhostAgent,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ password, password_again: again }).toString(),
+    });
+    return { status: res.statusCode, text: await res.body.text() };
+  }
+
+  async function login(origin: string, username: string, password: string) {
+    return stack.instance(`${origin}/api/v1/auth/token/`, { method: 'POST', body: { username, password } });
+  }
+
+  it('generate_activation: the one-time link sets the admin’s password once the instance is ready', async () => {
+    number = await stack.newNumber();
+    const res = await create({
+      provider_api_key: number.api_key,
+      subdomain: 'quick',
+      generate_activation: true,
+      configurator: { user_name: 'configurator', webhook_url: configurator.url },
+    });
+    expect(res.status).toBe(202);
+    const quick = await json<Instance>(res);
+    const url = quick.activation_url ?? '';
+    await tokenFor(quick.id);
+    const origin = `http://quick.localhost:${stack.edgePort}`;
+
+    const page = await stack.instance(url);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('<form method="post">');
+    expect((await setPassword(url, 'Orchard lamps 1234', 'Orchard lamps 9999')).status).toBe(400);
+    // The instance's own password rules apply; the token stays usable after a refusal.
+    const short = await setPassword(url, 'short');
+    expect(short.status).toBe(400);
+    expect(short.text).toMatch(/too short/);
+    const done = await setPassword(url, 'Orchard lamps at midnight 7');
+    expect(done.status, done.text).toBe(200);
+    expect((await login(origin, 'admin', 'Orchard lamps at midnight 7')).status).toBe(200);
+    expect((await stack.instance(url)).status).toBe(404);
+    expect((await setPassword(url, 'Another phrase entirely 8')).status).toBe(404);
+    // A token works only on its own instance's host.
+    const elsewhere = url.replace('quick.localhost', 'acme.localhost');
+    expect((await stack.instance(elsewhere)).status).toBe(404);
+  }, 120_000);
+
+  it('admin_email: the activation mail goes out once ready, its link signs the admin in by e-mail', async () => {
+    const mailNumber = await stack.newNumber();
+    const res = await create({
+      provider_api_key: mailNumber.api_key,
+      subdomain: 'mailed',
+      admin_email: 'owner@mailed.example',
+    });
+    expect(res.status).toBe(202);
+    const mailed = await json<Instance>(res);
+    expect(mailed.activation_url).toBeUndefined();
+    await waitFor(
+      async () => smtp.mails.some((m) => m.to.includes('owner@mailed.example')),
+      60_000,
+      () => `activation mail (${stack.provisioner.output().slice(-3000)})`,
+    );
+    const mail = smtp.mails.find((m) => m.to.includes('owner@mailed.example'));
+    expect(mail?.subject).toBe('Activate your inbox');
+    const link =
+      /http:\/\/mailed\.localhost:\d+\/activation\/act_[A-Za-z0-9_-]+/.exec(mail?.text ?? '')?.[0] ?? '';
+    expect(link).not.toBe('');
+    expect((await stack.instance(link)).status).toBe(200);
+    expect((await setPassword(link, 'Copper kettle morning 55')).status).toBe(200);
+    const origin = `http://mailed.localhost:${stack.edgePort}`;
+    expect((await login(origin, 'owner@mailed.example', 'Copper kettle morning 55')).status).toBe(200);
+  }, 120_000);
 });
 
 describe('partner session', () => {
