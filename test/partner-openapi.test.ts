@@ -70,7 +70,9 @@ describe('the partner OpenAPI document (/openapi.json)', () => {
 
   it('refers only to schemas it contains', () => {
     const schemas = doc.components?.schemas ?? {};
-    const missing = refs(doc).filter((r) => !(r.startsWith('#/components/schemas/') && r.slice(21) in schemas));
+    const missing = refs(doc).filter(
+      (r) => !(r.startsWith('#/components/schemas/') && r.slice(21) in schemas),
+    );
     expect(missing).toEqual([]);
   });
 

@@ -205,6 +205,32 @@ describe('partner provisioning, end to end', () => {
     expect(got.status).toBe('failed');
   }, 60_000);
 
+  it.each([
+    ['an unknown provider key', { provider_api_key: 'sbx_nobody-has-this-key' }, 702, undefined],
+    ['an unknown channel', { channel_id: '999000111222333' }, 703, { channel_id: '999000111222333' }],
+  ])('%s fails with its errors event', async (_name, given, code, parameters) => {
+    const res = await create({
+      ...given,
+      configurator: { user_name: 'configurator', webhook_url: configurator.url },
+    });
+    expect(res.status).toBe(202);
+    const failed = await json<Instance>(res);
+    await waitFor(
+      async () => verifiedEvents(partner.webhook_secret, 'errors', failed.id).length > 0,
+      30_000,
+      () => `errors event ${code} (${stack.provisioner.output().slice(-3000)})`,
+    );
+    const [event] = verifiedEvents(partner.webhook_secret, 'errors', failed.id) as {
+      errors: { code: number; parameters?: unknown }[];
+    }[];
+    expect(event?.errors[0]?.code).toBe(code);
+    expect(event?.errors[0]?.parameters).toEqual(parameters);
+    const got = await json<Instance>(
+      await stack.partner('GET', `/v1/instances/${failed.id}`, { key: partner.api_key }),
+    );
+    expect(got.status).toBe('failed');
+  });
+
   it('a subdomain in use is the spec’s 422', async () => {
     const fresh = await stack.newNumber();
     const res = await create({ provider_api_key: fresh.api_key, subdomain: 'acme' });
@@ -234,12 +260,18 @@ describe('partner provisioning, end to end', () => {
     const page = await json<{ items: Instance[]; total: number; offset: number; limit: number }>(
       await stack.partner('GET', '/v1/instances?offset=0&limit=2', { key: partner.api_key }),
     );
-    expect(page).toMatchObject({ total: 3, offset: 0, limit: 2 });
+    // acme, the 701 one, the 702 and 703 ones, the channel one: every instance not deleted.
+    expect(page).toMatchObject({ total: 5, offset: 0, limit: 2 });
     expect(page.items.map((i) => i.id)[0]).toBe(acme.id);
     const rest = await json<{ items: Instance[] }>(
-      await stack.partner('GET', '/v1/instances?offset=2&limit=2', { key: partner.api_key }),
+      await stack.partner('GET', '/v1/instances?offset=4&limit=2', { key: partner.api_key }),
     );
     expect(rest.items).toHaveLength(1);
+    const all = await json<{ items: Instance[] }>(
+      await stack.partner('GET', '/v1/instances?offset=0&limit=100', { key: partner.api_key }),
+    );
+    expect(new Set(all.items.map((i) => i.id)).size).toBe(5);
+    expect([...page.items, ...rest.items].every((i) => all.items.some((a) => a.id === i.id))).toBe(true);
     const defaults = await json<{ limit: number; offset: number }>(
       await stack.partner('GET', '/v1/instances', { key: partner.api_key }),
     );
@@ -500,6 +532,15 @@ describe('bad inputs are FastAPI 422s naming the field', () => {
       { provider_api_key: key, configurator: { user_name: 'c' } },
       ['body', 'configurator', 'webhook_url'],
       /Field required/,
+    ],
+    [
+      'a configurator named like the admin',
+      {
+        provider_api_key: key,
+        configurator: { user_name: 'Admin', webhook_url: 'https://partner.example/hook' },
+      },
+      ['body', 'configurator', 'user_name'],
+      /admin's user name/,
     ],
     [
       'an admin_email that is none',

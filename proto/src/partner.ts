@@ -105,6 +105,14 @@ export const CreateInstanceRequestSchema = z
           : 'channel_id or provider_api_key is required',
       });
     }
+    const adminName = (body.admin_email ?? 'admin').toLowerCase();
+    if (body.configurator && body.configurator.user_name.toLowerCase() === adminName) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['configurator', 'user_name'],
+        message: `${body.configurator.user_name} is the admin's user name; the configurator needs its own`,
+      });
+    }
     const allowed: readonly string[] = ENV_VAR_OVERRIDE_ALLOWLIST;
     for (const [name, value] of Object.entries(body.env_var_overrides ?? {})) {
       const problem = !allowed.includes(name)

@@ -1,12 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import { createServer } from 'node:net';
-import {
-  createOutboxRelay,
-  type Logger,
-  type NatsConnection,
-  type Subscription,
-} from '@switchboard/kit';
+import { createOutboxRelay, type Logger, type NatsConnection, type Subscription } from '@switchboard/kit';
 import {
   type Bus,
   type Consumption,

@@ -1,4 +1,4 @@
-import { authenticatePartner, type Bus } from '@switchboard/proto';
+import { authenticatePartner, type Bus, partnerExists } from '@switchboard/proto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 export const SESSION_COOKIE = 'partner_session';
@@ -44,7 +44,15 @@ export function createPartnerAuth(opts: {
       return partner_id;
     }
     const cookie = req.cookies[SESSION_COOKIE];
-    return cookie ? (opts.verifySession(cookie)?.partner_id ?? null) : null;
+    const claims = cookie ? opts.verifySession(cookie) : null;
+    if (!claims) return null;
+    // A session outlives nothing: a partner removed since login is logged out.
+    const { exists } = await opts.bus.request(
+      partnerExists,
+      { partner_id: claims.partner_id },
+      { timeoutMs: 10_000 },
+    );
+    return exists ? claims.partner_id : null;
   }
   return {
     partnerOf,

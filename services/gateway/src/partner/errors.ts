@@ -86,11 +86,9 @@ export function installPartnerErrorHandling(app: HttpServer): void {
         const items = Object.entries(error.fields ?? {}).flatMap(([field, msgs]) =>
           msgs.map((msg) => ({ loc: ['body', field], msg, type: 'value_error' })),
         );
-        return reply
-          .status(422)
-          .send({
-            detail: items.length ? items : [{ loc: ['body'], msg: error.message, type: 'value_error' }],
-          });
+        return reply.status(422).send({
+          detail: items.length ? items : [{ loc: ['body'], msg: error.message, type: 'value_error' }],
+        });
       }
       if (error.status >= 500) req.log.error({ err: error }, 'partner request failed');
       if (error.code === 'not_found') return detail(reply, 404, 'Not Found');
