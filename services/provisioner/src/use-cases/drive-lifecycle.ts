@@ -247,14 +247,15 @@ async function awaitHealth(deps: UseCaseDeps, row: InstanceRow): Promise<StepRes
   return { kind: 'nak', delayMs: 1_000 };
 }
 
+/** `delivered`, `retry` (a later attempt may pass) or `refused` (a target the SSRF guard refuses stays refused). */
 async function deliverEvent(
   deps: UseCaseDeps,
   row: InstanceRow,
   kind: 'token' | 'errors',
   body: unknown,
-): Promise<boolean> {
+): Promise<'delivered' | 'retry' | 'refused'> {
   const url = row.settings.configurator_webhook_url;
-  if (!url) return true;
+  if (!url) return 'delivered';
   const secrets = secretsOf(deps, row);
   const secret = deps.box.open(await partnerSigningSecret(deps.db, row.partner_id));
   const outcome = await deps.events.deliver({
@@ -264,9 +265,9 @@ async function deliverEvent(
     secret,
     messageId: `msg_${kind}_${row.id}`,
   });
-  if (!outcome.ok)
-    deps.log.warn({ instance: row.id, event: kind, reason: outcome.reason }, 'partner event not delivered');
-  return outcome.ok;
+  if (outcome.ok) return 'delivered';
+  deps.log.warn({ instance: row.id, event: kind, reason: outcome.reason }, 'partner event not delivered');
+  return outcome.retryable ? 'retry' : 'refused';
 }
 
 /** The next attempt's delay, or undefined once the schedule is spent. */
@@ -291,11 +292,13 @@ async function sendToken(deps: UseCaseDeps, row: InstanceRow): Promise<StepResul
     }
     return { kind: 'nak', delayMs: 1_000 };
   }
-  if (await deliverEvent(deps, row, 'token', { token })) {
+  const outcome = await deliverEvent(deps, row, 'token', { token });
+  if (outcome === 'delivered') {
     await updateInstance(deps.db, row.id, { token_sent_at: new Date() });
     return 'next';
   }
-  const attempts = row.token_attempts + 1;
+  const attempts =
+    outcome === 'refused' ? deps.config.PARTNER_EVENTS_RETRY_SCHEDULE.length : row.token_attempts + 1;
   await updateInstance(deps.db, row.id, { token_attempts: attempts });
   const delay = retryDelay(deps, attempts);
   return delay === undefined ? 'next' : { kind: 'nak', delayMs: delay };
@@ -309,11 +312,13 @@ async function sendErrors(deps: UseCaseDeps, row: InstanceRow): Promise<StepResu
     ...(failure.details && { details: failure.details }),
     ...(failure.parameters && { parameters: failure.parameters }),
   });
-  if (await deliverEvent(deps, row, 'errors', body)) {
+  const outcome = await deliverEvent(deps, row, 'errors', body);
+  if (outcome === 'delivered') {
     await updateInstance(deps.db, row.id, { errors_sent_at: new Date() });
     return 'next';
   }
-  const attempts = row.errors_attempts + 1;
+  const attempts =
+    outcome === 'refused' ? deps.config.PARTNER_EVENTS_RETRY_SCHEDULE.length : row.errors_attempts + 1;
   await updateInstance(deps.db, row.id, { errors_attempts: attempts });
   const delay = retryDelay(deps, attempts);
   return delay === undefined ? 'next' : { kind: 'nak', delayMs: delay };
