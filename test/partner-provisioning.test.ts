@@ -47,6 +47,26 @@ interface Instance {
 
 const json = async <T>(res: Response): Promise<T> => (await res.json()) as T;
 
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The process serving an instance now, found by its INSTANCE_ID (the recorded pid may lag a restart). */
+async function runningPid(instanceId: string): Promise<number> {
+  const { readdir, readFile } = await import('node:fs/promises');
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const environ = await readFile(`/proc/${entry}/environ`, 'utf8').catch(() => '');
+    if (environ.split('\0').includes(`INSTANCE_ID=${instanceId}`)) return Number(entry);
+  }
+  throw new Error(`no process runs ${instanceId}`);
+}
+
 /** The events the configurator receiver got for one webhook-id prefix, verified with the partner's secret. */
 function verifiedEvents(secret: string, kind: 'token' | 'errors', instanceId: string): unknown[] {
   const wh = new Webhook(secret);
@@ -314,6 +334,38 @@ describe('partner provisioning, end to end', () => {
       .executeTakeFirstOrThrow();
     expect(after.pid).toBe(before.pid);
   }, 60_000);
+
+  it('an instance that dies is started again, by the running provisioner and by one that restarts', async () => {
+    const pidOf = async () =>
+      (
+        await stack.db
+          .selectFrom('instances')
+          .select('pid')
+          .where('id', '=', acme.id)
+          .executeTakeFirstOrThrow()
+      ).pid;
+    const first = await pidOf();
+    if (first === null) throw new Error('no pid recorded');
+    // Adopted (not a child of this provisioner): its death is noticed by polling.
+    process.kill(first, 'SIGKILL');
+    await waitFor(
+      async () => (await stack.instance(acme.health_check)).status === 200 && !isAlive(first),
+      60_000,
+      'the instance started again',
+    );
+    // Down while the provisioner is down too: the next provisioner starts it anew.
+    await stack.provisioner.stop('SIGKILL');
+    const running = await runningPid(acme.id);
+    process.kill(running, 'SIGKILL');
+    await waitFor(async () => !isAlive(running), 10_000, 'the instance to die');
+    await stack.restartProvisioner();
+    await waitFor(
+      async () => (await stack.instance(acme.health_check)).status === 200,
+      60_000,
+      'health again',
+    );
+    expect(await pidOf()).not.toBe(running);
+  }, 120_000);
 
   it('soft delete: 200 null, marked deleted with a time, processes stopped, out of the list', async () => {
     const { pid } = await stack.db

@@ -21,7 +21,7 @@ import type { Runtime } from './adapters/runtime.ts';
 import type { ProvisionerConfig } from './config.ts';
 import { startRpc } from './rpc.ts';
 import type { ProvisionerDatabase } from './store/db.ts';
-import { instanceBySubdomain, instancesToResume } from './store/instances.ts';
+import { instanceBySubdomain, instancesToResume, updateInstance } from './store/instances.ts';
 import { OUTBOX_TABLE, type PublicUrls, type UseCaseDeps } from './use-cases/deps.ts';
 import { driveLifecycle } from './use-cases/drive-lifecycle.ts';
 import { provisionerBox } from './use-cases/partners.ts';
@@ -92,6 +92,11 @@ export function createProvisioner(deps: {
       node: config.INSTANCE_NODE,
       entry: config.INSTANCE_ENTRY,
       logDir: config.INSTANCE_LOG_DIR,
+      onPid: (id, pid) => {
+        updateInstance(db, id, { pid }).catch((err: unknown) =>
+          log.warn({ err, instance: id }, 'could not record the instance’s process'),
+        );
+      },
     });
   const hub =
     deps.hub ??

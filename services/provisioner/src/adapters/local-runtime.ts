@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDb, type Logger, type NatsConnection } from '@switchboard/kit';
@@ -17,6 +17,8 @@ export interface LocalRuntimeOptions {
   node: string;
   entry: string;
   logDir?: string | undefined;
+  /** A supervised instance runs under a new pid (restarted), or none: the caller records it. */
+  onPid?: (id: string, pid: number | null) => void;
 }
 
 interface Supervised {
@@ -54,6 +56,19 @@ async function runsInstance(pid: number, id: string): Promise<boolean> {
 }
 
 /**
+ * The process running an instance, when the recorded pid is stale (the instance was restarted
+ * by a provisioner that died before recording it): found by its environment.
+ */
+async function findInstanceProcess(id: string): Promise<number | undefined> {
+  const entries = await readdir('/proc').catch(() => [] as string[]);
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    if (await runsInstance(Number(entry), id)) return Number(entry);
+  }
+  return undefined;
+}
+
+/**
  * Instances as supervised child processes of the provisioner: the single-process inbox
  * (`services/inbox`), one per instance, on its own port, database and `INSTANCE_ID` streams.
  * Children run in their own process group and outlive the provisioner, which adopts them
@@ -80,6 +95,7 @@ export function createLocalRuntime(opts: LocalRuntimeOptions): Runtime {
     s.child = child;
     s.pid = child.pid ?? null;
     s.startedAt = Date.now();
+    opts.onPid?.(s.spec.id, s.pid);
     child.once('error', (err) => log.error({ err, instance: s.spec.id }, 'instance process failed to start'));
     child.once('exit', (code, signal) => {
       s.child = undefined;
@@ -193,8 +209,12 @@ export function createLocalRuntime(opts: LocalRuntimeOptions): Runtime {
       s.spec = spec;
       s.stopping = false;
       supervised.set(spec.id, s);
-      if (spec.knownPid !== null && (await runsInstance(spec.knownPid, spec.id))) {
-        s.pid = spec.knownPid;
+      const running =
+        spec.knownPid !== null && (await runsInstance(spec.knownPid, spec.id))
+          ? spec.knownPid
+          : await findInstanceProcess(spec.id);
+      if (running !== undefined) {
+        s.pid = running;
         log.info({ instance: spec.id, pid: s.pid }, 'adopted running instance process');
         watchAdopted(s);
       } else {
