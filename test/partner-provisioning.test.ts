@@ -1,3 +1,5 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import type { NewPartner } from '@switchboard/provisioner';
 import {
   freshDatabase,
@@ -8,6 +10,7 @@ import {
   waitFor,
 } from '@switchboard/testkit';
 import { type SmtpSink, startSmtpSink } from '@switchboard/testkit/infra';
+import fc from 'fast-check';
 import { Webhook } from 'standardwebhooks';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -45,6 +48,7 @@ interface Instance {
   deleted_at: number | null;
 }
 
+const run = promisify(execFile);
 const json = async <T>(res: Response): Promise<T> => (await res.json()) as T;
 
 function isAlive(pid: number): boolean {
@@ -165,6 +169,11 @@ describe('partner provisioning, end to end', () => {
     expect(delivery?.headers['x-partner-secret']).toBe('kept by the partner');
     // The token event says the instance is ready: its health check answers 200 through the edge.
     expect((await stack.instance(acme.health_check)).status).toBe(200);
+    // What the spec promises: plain curl on this machine reaches it (curl resolves *.localhost itself).
+    const curl = await run('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code}', acme.health_check]).catch(
+      (err: unknown) => ({ stdout: `curl failed: ${String(err)}` }),
+    );
+    expect(curl.stdout).toBe('200');
     const got = await json<Instance>(
       await stack.partner('GET', `/v1/instances/${acme.id}`, { key: partner.api_key }),
     );
@@ -585,6 +594,20 @@ describe('bad inputs are FastAPI 422s naming the field', () => {
       ['body', 'configurator', 'webhook_url'],
       /Field required/,
     ],
+    ['a NUL in a channel id', { channel_id: 'chan\u0000nel' }, ['body', 'channel_id'], /Null characters/],
+    [
+      'a lone surrogate in a header value',
+      {
+        provider_api_key: key,
+        configurator: {
+          user_name: 'c',
+          webhook_url: 'https://partner.example/hook',
+          webhook_headers: { x: '\ud800' },
+        },
+      },
+      ['body', 'configurator', 'webhook_headers', 'x'],
+      /Surrogate/,
+    ],
     [
       'a configurator named like the admin',
       {
@@ -634,4 +657,61 @@ describe('bad inputs are FastAPI 422s naming the field', () => {
       detail: [{ loc: ['body', 0], msg: 'JSON decode error', type: 'json_invalid' }],
     });
   });
+});
+
+describe('fuzzed Create Instance bodies', () => {
+  const text = fc.oneof(
+    fc.string({ maxLength: 80 }),
+    fc.string({ unit: 'binary', maxLength: 20 }),
+    fc.constantFrom('', 'acme', '\u0000', '\ud800', 'ünïcödé', '../../etc/passwd'),
+  );
+  const body = fc.record(
+    {
+      channel_id: fc.oneof(text, fc.constant(null), fc.integer()),
+      provider_api_key: fc.oneof(text, fc.constant(null), fc.boolean()),
+      subdomain: fc.oneof(text, fc.constant(null), fc.stringMatching(/^[a-z0-9-]{1,70}$/)),
+      admin_email: fc.oneof(text, fc.emailAddress(), fc.constant(null)),
+      generate_activation: fc.oneof(fc.boolean(), text),
+      configurator: fc.oneof(
+        fc.constant(null),
+        fc.record(
+          {
+            user_name: text,
+            webhook_url: fc.oneof(text, fc.webUrl()),
+            webhook_headers: fc.dictionary(text, text),
+          },
+          { requiredKeys: [] },
+        ),
+      ),
+      max_number_of_seats: fc.oneof(fc.integer({ min: -5, max: 1_000_000 }), text, fc.double()),
+      env_var_overrides: fc.oneof(fc.constant(null), fc.dictionary(text, text), fc.array(text)),
+    },
+    { requiredKeys: [] },
+  );
+
+  it('every answer is a 202 Instance or a FastAPI 422, never a 5xx', async () => {
+    await fc.assert(
+      fc.asyncProperty(body, async (b) => {
+        const res = await create(b as Record<string, unknown>);
+        const answer = (await res.json()) as {
+          detail?: { loc: unknown[]; msg: string; type: string }[];
+          id?: string;
+        };
+        if (res.status === 202) {
+          expect(answer.id).toMatch(/^in-/);
+          // Random keys and channels fail at the provider, not on this machine: delete them all the same.
+          await stack.partner('DELETE', `/v1/instances/${answer.id}`, { key: partner.api_key });
+          return;
+        }
+        expect(res.status, JSON.stringify(answer)).toBe(422);
+        expect(Array.isArray(answer.detail)).toBe(true);
+        for (const d of answer.detail ?? []) {
+          expect(d.loc[0]).toBe('body');
+          expect(typeof d.msg).toBe('string');
+          expect(typeof d.type).toBe('string');
+        }
+      }),
+      { numRuns: 60 },
+    );
+  }, 60_000);
 });

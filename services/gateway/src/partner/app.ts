@@ -30,7 +30,14 @@ const DESCRIPTION = [
 /** The partner API, never listening: tests `inject()`. */
 export async function buildPartnerApp(deps: PartnerAppDeps): Promise<HttpServer> {
   const { log, bus, config } = deps;
-  const app = createHttpServer({ logger: log, bodyLimit: 256 * 1024, trustProxy: config.TRUST_PROXY });
+  // PostgreSQL stores no NUL and no lone surrogate: refused at the edge (422), never a 500 later.
+  const app = createHttpServer({
+    logger: log,
+    bodyLimit: 256 * 1024,
+    trustProxy: config.TRUST_PROXY,
+    refuseUnstorableText: true,
+    refuseBlankPathParams: true,
+  });
   installPartnerErrorHandling(app);
   await app.register(fastifyCookie);
   await app.register(fastifyJwt, {
