@@ -408,6 +408,19 @@ describe('partner provisioning, end to end', () => {
     );
     expect((await stack.instance(acme.health_check)).status).toBe(404);
   }, 60_000);
+
+  it('after the delete, the same number and subdomain can be deployed again (the spec’s remedy)', async () => {
+    const res = await create({
+      provider_api_key: number.api_key,
+      subdomain: 'acme',
+      configurator: { user_name: 'configurator', webhook_url: configurator.url },
+    });
+    expect(res.status, await res.clone().text()).toBe(202);
+    const again = await json<Instance>(res);
+    expect(again.id).not.toBe(acme.id);
+    await tokenFor(again.id);
+    expect((await stack.instance(again.health_check)).status).toBe(200);
+  }, 120_000);
 });
 
 describe('activation', () => {
