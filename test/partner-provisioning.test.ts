@@ -188,6 +188,23 @@ describe('partner provisioning, end to end', () => {
       body: { username: 'agent-one', password: 'Lantern harbour at dusk 42' },
     });
     expect(user.status, user.text).toBe(201);
+    // max_number_of_seats and the overrides became the instance's environment: 3 seats (the
+    // admin, agent-one, one more), and its name.
+    const second = await stack.instance(`${origin}/api/v1/users/`, {
+      method: 'POST',
+      token,
+      body: { username: 'agent-two', password: 'Lantern harbour at dawn 43' },
+    });
+    expect(second.status, second.text).toBe(201);
+    const third = await stack.instance(`${origin}/api/v1/users/`, {
+      method: 'POST',
+      token,
+      body: { username: 'agent-three', password: 'Lantern harbour at noon 44' },
+    });
+    expect(third.status, third.text).toBe(409);
+    expect(third.json).toMatchObject({ code: 'seat_limit_reached' });
+    const schema = await stack.instance(`${origin}/api/v1/schema/`);
+    expect((schema.json as { info: { title: string } }).info.title).toBe('Acme Inbox inbox API');
     const hook = await stack.instance(`${origin}/api/v1/webhooks/waba/`, {
       method: 'POST',
       token,
