@@ -80,13 +80,16 @@ export function createLocalRuntime(opts: LocalRuntimeOptions): Runtime {
   const supervised = new Map<string, Supervised>();
   const logDir = opts.logDir ?? join(tmpdir(), 'switchboard-instances');
   mkdirSync(logDir, { recursive: true });
+  const compileCache = join(logDir, '.compile-cache');
   const buses = new Map<string, Bus>();
   let closed = false;
 
   function spawnChild(s: Supervised): void {
     const out = openSync(join(logDir, `${s.spec.id}.log`), 'a');
     const child = spawn(opts.node, [opts.entry], {
-      env: { ...process.env, ...s.spec.env },
+      // Every instance loads the same modules: Node's compile cache, shared by all of them,
+      // spares each start most of the parsing (measured: import of the inbox 1.4 s → 0.6–1.0 s).
+      env: { NODE_COMPILE_CACHE: compileCache, ...process.env, ...s.spec.env },
       stdio: ['ignore', out, out],
       detached: true,
     });
