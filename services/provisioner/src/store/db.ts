@@ -1,5 +1,7 @@
+import type { SecretBox } from '@switchboard/kit';
 import type { InstanceStatus } from '@switchboard/proto';
 import type { ColumnType, Generated } from 'kysely';
+import { z } from 'zod';
 
 export interface PartnersTable {
   id: string;
@@ -21,13 +23,19 @@ export interface InstanceSettings {
   channel_requested: boolean;
 }
 
-/** Sealed as one JSON document with the provisioner's key. */
-export interface InstanceSecrets {
-  inbox_secret_key: string;
-  admin_password: string;
+/** Sealed as one JSON document with the provisioner's key; checked when opened. */
+export const InstanceSecretsSchema = z.object({
+  inbox_secret_key: z.string(),
+  /** Generated at creation; empty once the admin set their own (activation). */
+  admin_password: z.string(),
   /** Given at creation (without `channel_id`). */
-  provider_api_key: string | null;
-  configurator_webhook_headers: Record<string, string>;
+  provider_api_key: z.string().nullable(),
+  configurator_webhook_headers: z.record(z.string(), z.string()),
+});
+export type InstanceSecrets = z.infer<typeof InstanceSecretsSchema>;
+
+export function openInstanceSecrets(box: SecretBox, sealed: Buffer): InstanceSecrets {
+  return InstanceSecretsSchema.parse(JSON.parse(box.open(sealed)));
 }
 
 export interface InstancesTable {

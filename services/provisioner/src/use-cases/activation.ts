@@ -1,7 +1,7 @@
 import { PasswordRefusedError, setAdminPassword } from '../adapters/instance-api.ts';
 import { hashSecret } from '../domain/credentials.ts';
 import { activationToken, releaseActivationToken, useActivationToken } from '../store/activations.ts';
-import type { InstanceSecrets } from '../store/db.ts';
+import { openInstanceSecrets } from '../store/db.ts';
 import { instanceById, updateInstance } from '../store/instances.ts';
 import type { UseCaseDeps } from './deps.ts';
 
@@ -26,7 +26,7 @@ export async function activationState(
     return { kind: 'invalid' };
   if (row.status !== 'ready' || row.port === null) return { kind: 'not_ready' };
   // Activated before (with another of its tokens): the provisioner no longer holds a password to replace.
-  const secrets = JSON.parse(deps.box.open(row.secrets_sealed)) as InstanceSecrets;
+  const secrets = openInstanceSecrets(deps.box, row.secrets_sealed);
   if (secrets.admin_password === '') return { kind: 'invalid' };
   return { kind: 'usable', adminUsername: row.settings.admin_email ?? 'admin' };
 }
@@ -50,7 +50,7 @@ export async function activate(
   const found = await activationToken(deps.db, hash);
   const row = found ? await instanceById(deps.db, found.instance_id) : undefined;
   if (!row || row.port === null) return { kind: 'invalid' };
-  const secrets = JSON.parse(deps.box.open(row.secrets_sealed)) as InstanceSecrets;
+  const secrets = openInstanceSecrets(deps.box, row.secrets_sealed);
   try {
     await setAdminPassword(row.port, {
       username: state.adminUsername,

@@ -12,7 +12,7 @@ import { type CreationFailure, errorsEvent } from '../domain/errors-events.ts';
 import { instanceEnvironment } from '../domain/instance-env.ts';
 import { nextStep, type Progress, type Step, transition } from '../domain/lifecycle.ts';
 import { insertActivationToken } from '../store/activations.ts';
-import type { InstanceSecrets } from '../store/db.ts';
+import { type InstanceSecrets, openInstanceSecrets } from '../store/db.ts';
 import {
   type InstanceRow,
   instanceById,
@@ -32,7 +32,7 @@ const HEALTH_POLL_MS = 150;
 const HEALTH_WAIT_PER_DELIVERY_MS = 20_000;
 
 function secretsOf(deps: UseCaseDeps, row: InstanceRow): InstanceSecrets {
-  return JSON.parse(deps.box.open(row.secrets_sealed)) as InstanceSecrets;
+  return openInstanceSecrets(deps.box, row.secrets_sealed);
 }
 
 async function progressOf(deps: UseCaseDeps, row: InstanceRow): Promise<Progress> {
