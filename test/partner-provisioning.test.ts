@@ -347,6 +347,10 @@ describe('partner provisioning, end to end', () => {
     // The edge is part of the provisioner: the instance itself keeps answering on its port.
     const direct = await fetch(`http://127.0.0.1:${before.port}/api/v1/status/health/`);
     expect(direct.status).toBe(200);
+    // Meanwhile the partner API says the provisioner is away, in its own shape.
+    const away = await stack.partner('GET', '/v1/instances', { key: partner.api_key });
+    expect(away.status).toBe(503);
+    expect(await away.json()).toEqual({ detail: expect.stringContaining('provisioner') });
     await stack.restartProvisioner();
     await waitFor(
       async () => (await stack.instance(acme.health_check)).status === 200,

@@ -29,7 +29,7 @@ type StepResult = 'next' | Disposition;
 
 const HEALTH_POLL_MS = 150;
 /** How long one delivery of the command waits for a health check before handing it back. */
-const HEALTH_WAIT_PER_DELIVERY_MS = 20_000;
+const HEALTH_WAIT_PER_DELIVERY_MS = 10_000;
 
 function secretsOf(deps: UseCaseDeps, row: InstanceRow): InstanceSecrets {
   return openInstanceSecrets(deps.box, row.secrets_sealed);
