@@ -1,3 +1,5 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDb } from '@switchboard/kit';
 import {
@@ -82,7 +84,9 @@ export async function startPartnerStack(o: PartnerStackOptions): Promise<Partner
   });
   const edgePort = await freePort();
   const partnerPort = await freePort();
+  const logDir = await mkdtemp(join(tmpdir(), 'switchboard-instances-'));
   const provisionerEnv = {
+    INSTANCE_LOG_DIR: logDir,
     DATABASE_URL: o.databaseUrl,
     INSTANCE_DATABASE_ADMIN_URL: o.pgAdminUrl,
     INSTANCE_DATABASE_PREFIX: o.instanceDatabasePrefix,
@@ -205,6 +209,7 @@ export async function startPartnerStack(o: PartnerStackOptions): Promise<Partner
       await db.destroy();
       await sandbox.close();
       await localhostAgent.close();
+      await rm(logDir, { recursive: true, force: true });
     },
   };
   await waitFor(
