@@ -36,14 +36,14 @@ async function main(): Promise<number> {
     return 2;
   }
   const databaseUrl =
-    process.env.PROVISIONER_DATABASE_URL ??
+    process.env.PROVISIONER_DATABASE_URL ||
     (await localSetting(
       'local.json',
       (j) =>
         z.object({ partner: z.object({ database_url: z.string() }) }).safeParse(j).data?.partner.database_url,
     ));
   const secretKey =
-    process.env.PROVISIONER_SECRET_KEY ??
+    process.env.PROVISIONER_SECRET_KEY ||
     (await localSetting(
       'secrets.json',
       (j) => z.object({ provisioner_secret_key: z.string() }).safeParse(j).data?.provisioner_secret_key,
