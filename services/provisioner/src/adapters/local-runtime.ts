@@ -211,6 +211,9 @@ export function createLocalRuntime(opts: LocalRuntimeOptions): Runtime {
       };
       s.spec = spec;
       s.stopping = false;
+      // A restart already scheduled would start a second process next to this one.
+      clearTimeout(s.timer);
+      clearInterval(s.timer);
       supervised.set(spec.id, s);
       const running =
         spec.knownPid !== null && (await runsInstance(spec.knownPid, spec.id))
@@ -233,8 +236,13 @@ export function createLocalRuntime(opts: LocalRuntimeOptions): Runtime {
         clearTimeout(s.timer);
         clearInterval(s.timer);
       }
-      const pid = s?.pid ?? knownPid;
-      if (pid !== null && (s?.child || (await runsInstance(pid, id)))) await stopPid(pid);
+      const candidate = s?.pid ?? knownPid;
+      // The recorded pid may be stale (restarted by a provisioner that died since): look it up.
+      const pid =
+        candidate !== null && (s?.child || (await runsInstance(candidate, id)))
+          ? candidate
+          : await findInstanceProcess(id);
+      if (pid !== undefined) await stopPid(pid);
       supervised.delete(id);
     },
 
