@@ -277,6 +277,49 @@ describe('partner provisioning, end to end', () => {
     expect(got.status).toBe('failed');
   });
 
+  it('two creations for one number at once: exactly one instance, the other gets 701', async () => {
+    const raced = await stack.newNumber();
+    const answers = await Promise.all(
+      ['race-one', 'race-two'].map((subdomain) =>
+        create({
+          provider_api_key: raced.api_key,
+          subdomain,
+          configurator: { user_name: 'configurator', webhook_url: configurator.url },
+        }),
+      ),
+    );
+    expect(answers.map((r) => r.status)).toEqual([202, 202]);
+    const ids = await Promise.all(answers.map(async (r) => (await json<Instance>(r)).id));
+    const outcome = async (id: string) => {
+      const got = await json<Instance>(
+        await stack.partner('GET', `/v1/instances/${id}`, { key: partner.api_key }),
+      );
+      return got.status;
+    };
+    await waitFor(
+      async () => {
+        const states = (await Promise.all(ids.map(outcome))).sort();
+        return states[0] === 'failed' && states[1] === 'ready';
+      },
+      60_000,
+      () => `one ready, one failed (${stack.provisioner.output().slice(-3000)})`,
+    );
+    const failedId = (await outcome(ids[0] ?? '')) === 'failed' ? ids[0] : ids[1];
+    const readyId = failedId === ids[0] ? ids[1] : ids[0];
+    await waitFor(
+      async () => verifiedEvents(partner.webhook_secret, 'errors', failedId ?? '').length > 0,
+      30_000,
+      'the errors event of the loser',
+    );
+    const [event] = verifiedEvents(partner.webhook_secret, 'errors', failedId ?? '') as {
+      errors: { code: number }[];
+    }[];
+    expect(event?.errors[0]?.code).toBe(701);
+    await tokenFor(readyId ?? '');
+    // Out of the way of the list below.
+    for (const id of ids) await stack.partner('DELETE', `/v1/instances/${id}`, { key: partner.api_key });
+  }, 120_000);
+
   it('a subdomain in use is the spec’s 422', async () => {
     const fresh = await stack.newNumber();
     const res = await create({ provider_api_key: fresh.api_key, subdomain: 'acme' });
