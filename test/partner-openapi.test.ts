@@ -97,6 +97,15 @@ describe('the partner OpenAPI document (/openapi.json)', () => {
     expect(doc.paths['/v1/auth/login']?.post?.security).toBeUndefined();
   });
 
+  it('answers the router’s own refusals in its shape too', async () => {
+    const res = await app.inject({ url: '/v1/instances/%E0%A4%A' });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({ detail: expect.any(String) });
+    const missing = await app.inject({ url: '/v2/nothing' });
+    expect(missing.statusCode).toBe(404);
+    expect(missing.json()).toEqual({ detail: 'Not Found' });
+  });
+
   it('serves the docs page', async () => {
     const res = await app.inject({ url: '/docs/' });
     expect([200, 302]).toContain(res.statusCode);

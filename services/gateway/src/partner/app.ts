@@ -37,6 +37,7 @@ export async function buildPartnerApp(deps: PartnerAppDeps): Promise<HttpServer>
     trustProxy: config.TRUST_PROXY,
     refuseUnstorableText: true,
     refuseBlankPathParams: true,
+    frameworkErrorBody: (_code, reason) => ({ detail: reason }),
   });
   installPartnerErrorHandling(app);
   await app.register(fastifyCookie);
