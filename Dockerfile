@@ -10,6 +10,7 @@ COPY services/gateway/package.json services/gateway/
 COPY services/chats/package.json services/chats/
 COPY services/fanout/package.json services/fanout/
 COPY services/inbox/package.json services/inbox/
+COPY services/provisioner/package.json services/provisioner/
 COPY services/sandbox/package.json services/sandbox/
 # testkit/ (local infrastructure and the test harness) is development only: neither copied nor
 # installed here; its packages (embedded-postgres, smtp-server, ...) are devDependencies.

@@ -24,6 +24,7 @@ import {
 import pg from 'pg';
 import { z } from 'zod';
 import { oneLine, redactUrl } from './local/failures.ts';
+import { startPartnerStack } from './local/partner.ts';
 import { launchService, type ServiceSpec, type Supervised, supervise } from './local/supervisor.ts';
 
 const repoRoot = resolve(import.meta.dirname, '..');
@@ -305,8 +306,24 @@ async function main(): Promise<void> {
       60_000,
       'the inbox health endpoint',
     );
+    // Partner provisioning: the provisioner (instances behind its edge) and the partner API.
+    const partner = await startPartnerStack({
+      repoRoot,
+      home,
+      databaseAdminUrl: infra.databaseUrl,
+      databaseUrl: infra.postgres
+        ? await ensureDatabase(infra.databaseUrl, 'switchboard_provisioning')
+        : databaseUrl,
+      natsUrl,
+      networkUrl: network.NETWORK_BASE_URL,
+      smtpUrl: smtp.url,
+      color,
+      say,
+    });
+    services.push(...partner.services);
     const local = {
       inbox: { url: inboxUrl, admin: secrets.admin },
+      partner: partner.local,
       database_url: databaseUrl,
       nats_url: natsUrl,
       smtp_url: smtp.url,
@@ -323,6 +340,10 @@ async function main(): Promise<void> {
     say(`  admin        ${secrets.admin.username} / ${secrets.admin.password}  (initial password)`);
     say(`  mail         ${smtp.url} (mails are printed here and kept in ${mailDir})`);
     if (!realNetwork) say(`  sandbox      ${sandboxUrl}/sandbox/docs  (the network; number ${phoneNumber})`);
+    say(
+      `  partner API  ${partner.local.url}/docs  (demo partner ${partner.local.partner_id}, key in local.json)`,
+    );
+    say(`  instances    ${partner.local.edge.replace('//', '//<subdomain>.')}`);
     say(`  database     ${databaseUrl}`);
     say(`  nats         ${natsUrl}`);
     say(`  details in   ${join(home, 'local.json')}`);

@@ -362,6 +362,9 @@ describe('npm start', () => {
         'chats',
         'fanout',
         'gateway',
+        // the gateway in partner mode
+        'gateway',
+        'provisioner',
         'sandbox',
       ]);
 

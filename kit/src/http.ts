@@ -55,6 +55,8 @@ export interface HttpServerOptions {
    * names nothing, whatever the route's own schema allows.
    */
   refuseBlankPathParams?: boolean;
+  /** The body of the router's own refusals; the inbox's `{code, reason}` unless an API has its own shape. */
+  frameworkErrorBody?: (code: ErrorCode, reason: string) => Record<string, unknown>;
 }
 
 /**
@@ -80,7 +82,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     frameworkErrors: (error, _req, reply) => {
       const code: ErrorCode = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'uri_too_long' : 'bad_request';
       const reason = code === 'uri_too_long' ? 'A path segment is too long.' : 'The URL is not valid.';
-      send(reply, errorCatalogue[code].status, { code, reason });
+      send(reply, errorCatalogue[code].status, opts.frameworkErrorBody?.(code, reason) ?? { code, reason });
     },
   }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(
@@ -200,7 +202,7 @@ function describeIssue(keyword: string, message: string | undefined): string {
 function send(
   reply: FastifyReply,
   status: number,
-  body: InboxErrorBody,
+  body: InboxErrorBody | Record<string, unknown>,
   headers?: Record<string, string>,
 ): void {
   if (headers) reply.headers(headers);

@@ -12,6 +12,7 @@ export * from './messaging.ts';
 export * from './network/index.ts';
 export * from './organisation.ts';
 export * from './outbox.ts';
+export * from './partner.ts';
 export * from './principal.ts';
 export * from './push.ts';
 export * from './retry-after.ts';

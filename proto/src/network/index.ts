@@ -5,6 +5,7 @@ export * from './contacts-check.ts';
 export * from './errors.ts';
 export * from './media.ts';
 export * from './outbound.ts';
+export * from './partner-hub.ts';
 export * from './signature.ts';
 export * from './templates.ts';
 export * from './webhook.ts';

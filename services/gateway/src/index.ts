@@ -7,6 +7,13 @@ export { createTokenBox } from './adapters/secrets.ts';
 export { buildApp, type Gateway, type GatewayDeps } from './app.ts';
 export { type GatewayConfig, GatewayConfigSchema, loadConfig } from './config.ts';
 export { gatewayMigrations } from './migrations/index.ts';
+export { buildPartnerApp, PARTNER_API_VERSION, type PartnerAppDeps } from './partner/app.ts';
+export {
+  loadPartnerConfig,
+  type PartnerGatewayConfig,
+  PartnerGatewayConfigSchema,
+} from './partner/config.ts';
+export { createPartnerGateway, type PartnerGatewayService } from './partner/service.ts';
 export { callService } from './routes/bus-call.ts';
 export type { HealthChecks } from './routes/health.ts';
 export { registerWebhookRoutes } from './routes/webhooks.ts';

@@ -15,6 +15,7 @@ import { installCloudApiErrorHandling } from './routes/errors.ts';
 import { registerHealthRoute } from './routes/health.ts';
 import { registerMediaRoutes } from './routes/media.ts';
 import { registerMessageRoutes } from './routes/messages.ts';
+import { registerPartnerHubRoutes } from './routes/partner-hub.ts';
 import { registerTemplateRoutes } from './routes/templates.ts';
 import { registerWebhookConfigRoutes } from './routes/webhook-config.ts';
 import type { SandboxState } from './state/store.ts';
@@ -90,6 +91,7 @@ export async function buildSandbox(deps: SandboxDeps): Promise<HttpServer> {
   registerNumberRoutes(app, { state });
   registerCustomerRoutes(app, { state, inbound });
   registerClockAndFaultRoutes(app, { state });
+  registerPartnerHubRoutes(app, { state });
 
   app.addHook('onClose', async () => {
     scheduler.close();

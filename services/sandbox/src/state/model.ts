@@ -86,7 +86,7 @@ export interface BusinessNumber {
   readonly phoneNumberId: string;
   readonly displayPhoneNumber: string;
   readonly wabaId: string;
-  readonly apiKey: string;
+  apiKey: string;
   readonly webhookSecret: string;
   webhook: { url: string; headers: Record<string, string> } | undefined;
   behaviour: NumberBehaviour;

@@ -27,6 +27,8 @@ export interface SandboxState {
   byApiKey(key: string): BusinessNumber | undefined;
   byId(phoneNumberId: string): BusinessNumber | undefined;
   list(): BusinessNumber[];
+  /** Gives the number a new API key; the previous one stops working at once. */
+  replaceApiKey(number: BusinessNumber, apiKey: string): void;
 }
 
 export class DuplicateNumberError extends Error {
@@ -117,5 +119,11 @@ export function createSandboxState(settings: SandboxSettings, now: () => number 
     byApiKey: (key) => byKey.get(key),
     byId: (id) => byId.get(id),
     list: () => [...byId.values()],
+    replaceApiKey(number, apiKey) {
+      if (byKey.has(apiKey)) throw new DuplicateNumberError('This API key already belongs to a number.');
+      byKey.delete(number.apiKey);
+      number.apiKey = apiKey;
+      byKey.set(apiKey, number);
+    },
   };
 }

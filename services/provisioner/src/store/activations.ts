@@ -1,0 +1,46 @@
+import type { Kysely } from 'kysely';
+import type { ProvisionerDatabase } from './db.ts';
+
+export async function insertActivationToken(
+  db: Kysely<ProvisionerDatabase>,
+  tokenHash: string,
+  instanceId: string,
+): Promise<void> {
+  await db
+    .insertInto('activation_tokens')
+    .values({ token_hash: tokenHash, instance_id: instanceId })
+    .execute();
+}
+
+export async function activationToken(db: Kysely<ProvisionerDatabase>, tokenHash: string) {
+  return db
+    .selectFrom('activation_tokens')
+    .selectAll()
+    .where('token_hash', '=', tokenHash)
+    .executeTakeFirst();
+}
+
+/** Marks the token used; false when it already was (two clicks at once: one wins). */
+export async function useActivationToken(
+  db: Kysely<ProvisionerDatabase>,
+  tokenHash: string,
+): Promise<boolean> {
+  const res = await db
+    .updateTable('activation_tokens')
+    .set({ used_at: new Date() })
+    .where('token_hash', '=', tokenHash)
+    .where('used_at', 'is', null)
+    .executeTakeFirst();
+  return res.numUpdatedRows > 0n;
+}
+
+export async function releaseActivationToken(
+  db: Kysely<ProvisionerDatabase>,
+  tokenHash: string,
+): Promise<void> {
+  await db
+    .updateTable('activation_tokens')
+    .set({ used_at: null })
+    .where('token_hash', '=', tokenHash)
+    .execute();
+}

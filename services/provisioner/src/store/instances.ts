@@ -1,0 +1,121 @@
+import type { InstanceStatus } from '@switchboard/proto';
+import { type Kysely, type Selectable, sql, type Updateable } from 'kysely';
+import type { InstancesTable, ProvisionerDatabase } from './db.ts';
+
+export type InstanceRow = Selectable<InstancesTable>;
+
+export async function instanceById(
+  db: Kysely<ProvisionerDatabase>,
+  id: string,
+): Promise<InstanceRow | undefined> {
+  return db.selectFrom('instances').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function partnerInstance(
+  db: Kysely<ProvisionerDatabase>,
+  partnerId: string,
+  id: string,
+): Promise<InstanceRow | undefined> {
+  return db
+    .selectFrom('instances')
+    .selectAll()
+    .where('id', '=', id)
+    .where('partner_id', '=', partnerId)
+    .executeTakeFirst();
+}
+
+/** "Available" instances of a partner (every one not deleted), oldest first. */
+export async function partnerInstancesPage(
+  db: Kysely<ProvisionerDatabase>,
+  partnerId: string,
+  offset: number,
+  limit: number,
+): Promise<{ rows: InstanceRow[]; total: number }> {
+  const base = db
+    .selectFrom('instances')
+    .where('partner_id', '=', partnerId)
+    .where('status', '<>', 'deleted');
+  const [rows, count] = await Promise.all([
+    base.selectAll().orderBy('created_at').orderBy('id').offset(offset).limit(limit).execute(),
+    base.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.n) };
+}
+
+export async function updateInstance(
+  db: Kysely<ProvisionerDatabase>,
+  id: string,
+  patch: Updateable<InstancesTable>,
+): Promise<void> {
+  await db.updateTable('instances').set(patch).where('id', '=', id).execute();
+}
+
+/** Moves the status only from the one expected (a concurrent delete wins over a late step). */
+export async function moveStatus(
+  db: Kysely<ProvisionerDatabase>,
+  id: string,
+  from: InstanceStatus,
+  to: InstanceStatus,
+  patch: Updateable<InstancesTable> = {},
+): Promise<boolean> {
+  const res = await db
+    .updateTable('instances')
+    .set({ ...patch, status: to })
+    .where('id', '=', id)
+    .where('status', '=', from)
+    .executeTakeFirst();
+  return res.numUpdatedRows > 0n;
+}
+
+/** The live instance already serving a number, other than `exceptId`. */
+export async function liveInstanceForNumber(
+  db: Kysely<ProvisionerDatabase>,
+  phoneNumberId: string,
+  exceptId: string,
+): Promise<InstanceRow | undefined> {
+  return db
+    .selectFrom('instances')
+    .selectAll()
+    .where('phone_number_id', '=', phoneNumberId)
+    .where('status', '<>', 'deleted')
+    .where('id', '<>', exceptId)
+    .executeTakeFirst();
+}
+
+/** Instances the runtime should be running (ready or on their way) and those it must stop. */
+export async function instancesToResume(db: Kysely<ProvisionerDatabase>): Promise<InstanceRow[]> {
+  return db
+    .selectFrom('instances')
+    .selectAll()
+    .where((eb) =>
+      eb.or([
+        eb('status', 'in', ['provisioning', 'ready']),
+        eb.and([eb('status', '=', 'deleted'), eb('pid', 'is not', null)]),
+        eb.and([
+          eb('status', '=', 'failed'),
+          eb('failure', 'is not', null),
+          eb('errors_sent_at', 'is', null),
+        ]),
+      ]),
+    )
+    .execute();
+}
+
+export async function instanceBySubdomain(
+  db: Kysely<ProvisionerDatabase>,
+  subdomain: string,
+): Promise<InstanceRow | undefined> {
+  return db
+    .selectFrom('instances')
+    .selectAll()
+    .where('subdomain', '=', subdomain)
+    .where('status', '<>', 'deleted')
+    .executeTakeFirst();
+}
+
+export function isUniqueViolation(err: unknown, index: string): boolean {
+  const e = err as { code?: string; constraint?: string };
+  return e.code === '23505' && e.constraint === index;
+}
+
+export { sql };
