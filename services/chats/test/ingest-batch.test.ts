@@ -124,6 +124,30 @@ describe('folding inbound bodies in batches', () => {
     ]);
   });
 
+  it('hands each body its customers’ chats with their assignment, with and without statuses', async () => {
+    await foldNetworkWebhooks(db, [
+      body({ waId: '491511000006', wamid: 'wamid.assign.0', ts: 1_800_000_400 }),
+    ]);
+    await db
+      .updateTable('chats')
+      .set({ assigned_to_user: 7, assigned_group: 3 })
+      .where('wa_id', '=', '491511000006')
+      .execute();
+    const assigned = { wa_id: '491511000006', assigned_to_user: 7, assigned_group: 3 };
+    const [message] = await foldNetworkWebhooks(db, [
+      body({ waId: '491511000006', wamid: 'wamid.assign.1', ts: 1_800_000_401 }),
+    ]);
+    expect(message?.chats).toEqual([assigned]);
+    const [status] = await foldNetworkWebhooks(db, [
+      body({ status: 'read', wamid: 'wamid.assign.1', waId: '491511000006' }),
+    ]);
+    expect(status?.chats).toEqual([assigned]);
+    const [unknown] = await foldNetworkWebhooks(db, [
+      body({ status: 'read', wamid: 'wamid.assign.x', waId: '491511000007' }),
+    ]);
+    expect(unknown?.chats).toEqual([{ wa_id: '491511000007', assigned_to_user: null, assigned_group: null }]);
+  });
+
   it('reopens a resolved chat once and moves its times to the greatest', async () => {
     await foldNetworkWebhooks(db, [body({ waId: '491511000004', wamid: 'wamid.re.0', ts: 1_800_000_200 })]);
     await db.updateTable('chats').set({ resolved: true }).where('wa_id', '=', '491511000004').execute();

@@ -293,7 +293,7 @@ async function insertStatusesAndReadChats(
       where chats.wa_id = v.wa_id)`);
   const statusRows = all.length
     ? sql`select wamid, status, null::text as wa_id, null::int as assigned_to_user, null::int as assigned_group from ins`
-    : sql`select null::text, null::text, null::text, null::int, null::int where false`;
+    : sql`select null::text as wamid, null::text as status, null::text as wa_id, null::int as assigned_to_user, null::int as assigned_group where false`;
   const rows = await sql<{
     wamid: string | null;
     status: string | null;
