@@ -1,0 +1,192 @@
+import type { DateOrder } from './types.ts';
+
+/**
+ * Month names as older Android exports wrote them (`Feb 5, 12:45 PM`, `5. Feb., 12:45`), per
+ * language. Abbreviations are matched with or without their trailing dot.
+ */
+const MONTHS: Readonly<Record<string, readonly (readonly string[])[]>> = {
+  en: [
+    ['january', 'jan'],
+    ['february', 'feb'],
+    ['march', 'mar'],
+    ['april', 'apr'],
+    ['may'],
+    ['june', 'jun'],
+    ['july', 'jul'],
+    ['august', 'aug'],
+    ['september', 'sept', 'sep'],
+    ['october', 'oct'],
+    ['november', 'nov'],
+    ['december', 'dec'],
+  ],
+  de: [
+    ['januar', 'jan'],
+    ['februar', 'feb'],
+    ['märz', 'mär', 'mrz'],
+    ['april', 'apr'],
+    ['mai'],
+    ['juni', 'jun'],
+    ['juli', 'jul'],
+    ['august', 'aug'],
+    ['september', 'sept', 'sep'],
+    ['oktober', 'okt'],
+    ['november', 'nov'],
+    ['dezember', 'dez'],
+  ],
+  es: [
+    ['enero', 'ene'],
+    ['febrero', 'feb'],
+    ['marzo', 'mar'],
+    ['abril', 'abr'],
+    ['mayo', 'may'],
+    ['junio', 'jun'],
+    ['julio', 'jul'],
+    ['agosto', 'ago'],
+    ['septiembre', 'setiembre', 'sept', 'sep', 'set'],
+    ['octubre', 'oct'],
+    ['noviembre', 'nov'],
+    ['diciembre', 'dic'],
+  ],
+  fr: [
+    ['janvier', 'janv'],
+    ['février', 'févr', 'fév'],
+    ['mars'],
+    ['avril', 'avr'],
+    ['mai'],
+    ['juin'],
+    ['juillet', 'juil'],
+    ['août'],
+    ['septembre', 'sept'],
+    ['octobre', 'oct'],
+    ['novembre', 'nov'],
+    ['décembre', 'déc'],
+  ],
+  pt: [
+    ['janeiro', 'jan'],
+    ['fevereiro', 'fev'],
+    ['março', 'mar'],
+    ['abril', 'abr'],
+    ['maio', 'mai'],
+    ['junho', 'jun'],
+    ['julho', 'jul'],
+    ['agosto', 'ago'],
+    ['setembro', 'set'],
+    ['outubro', 'out'],
+    ['novembro', 'nov'],
+    ['dezembro', 'dez'],
+  ],
+  it: [
+    ['gennaio', 'gen'],
+    ['febbraio', 'feb'],
+    ['marzo', 'mar'],
+    ['aprile', 'apr'],
+    ['maggio', 'mag'],
+    ['giugno', 'giu'],
+    ['luglio', 'lug'],
+    ['agosto', 'ago'],
+    ['settembre', 'set'],
+    ['ottobre', 'ott'],
+    ['novembre', 'nov'],
+    ['dicembre', 'dic'],
+  ],
+  nl: [
+    ['januari', 'jan'],
+    ['februari', 'feb'],
+    ['maart', 'mrt'],
+    ['april', 'apr'],
+    ['mei'],
+    ['juni', 'jun'],
+    ['juli', 'jul'],
+    ['augustus', 'aug'],
+    ['september', 'sep'],
+    ['oktober', 'okt'],
+    ['november', 'nov'],
+    ['december', 'dec'],
+  ],
+};
+
+const MONTH_BY_NAME: ReadonlyMap<string, number> = (() => {
+  const map = new Map<string, number>();
+  for (const months of Object.values(MONTHS)) {
+    months.forEach((names, index) => {
+      for (const name of names) map.set(name, index + 1);
+    });
+  }
+  return map;
+})();
+
+/** Regex alternation of every month name, longest first so `sept` wins over `sep`. */
+export const MONTH_NAME_PATTERN = [...MONTH_BY_NAME.keys()]
+  .sort((a, b) => b.length - a.length)
+  .map((name) => name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+  .join('|');
+
+export function monthFromName(name: string): number | null {
+  return MONTH_BY_NAME.get(name.toLowerCase().replace(/\.$/, '')) ?? null;
+}
+
+/**
+ * A date field as written: plain digits, Buddhist era (`2565 BE`, 543 years ahead), or a
+ * Japanese era (`R4` Reiwa from 2019, `H30` Heisei from 1989).
+ */
+export interface DateField {
+  readonly value: number;
+  readonly digits: number;
+  /** True when the field can only be a year (3+ digits or an era marker). */
+  readonly isYear: boolean;
+  readonly era: 'BE' | 'R' | 'H' | null;
+}
+
+export function readDateField(raw: string): DateField | null {
+  const text = raw.trim();
+  const japanese = /^([RHrh])(\d{1,2})$/.exec(text);
+  if (japanese) {
+    const era = (japanese[1] ?? 'R').toUpperCase() as 'R' | 'H';
+    return { value: Number(japanese[2]), digits: 2, isYear: true, era };
+  }
+  const buddhist = /^(\d{4}) ?BE$/i.exec(text);
+  if (buddhist) return { value: Number(buddhist[1]), digits: 4, isYear: true, era: 'BE' };
+  if (!/^\d{1,4}$/.test(text)) return null;
+  return { value: Number(text), digits: text.length, isYear: text.length >= 3, era: null };
+}
+
+/** The Gregorian year a year field stands for (two-digit years are 20xx: the app appeared in 2009). */
+export function gregorianYear(field: DateField): number {
+  switch (field.era) {
+    case 'BE':
+      return field.value - 543;
+    case 'R':
+      return 2018 + field.value;
+    case 'H':
+      return 1988 + field.value;
+    default:
+      return field.digits <= 2 ? 2000 + field.value : field.value;
+  }
+}
+
+export function daysInMonth(year: number, month: number): number {
+  return new Date(Date.UTC(year, month, 0)).getUTCDate();
+}
+
+export function isValidDate(year: number, month: number, day: number): boolean {
+  return month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month);
+}
+
+/**
+ * The order a device language most likely writes numeric dates in, or null when the language
+ * alone does not say (English without a region is used with both M/D/Y and D/M/Y).
+ */
+export function dateOrderForLanguage(code: string | undefined): DateOrder | null {
+  if (!code) return null;
+  const [language = '', region = ''] = code.replace('_', '-').toLowerCase().split('-');
+  if (language === 'en') {
+    if (['us', 'ph', 'pr', 'um', 'vi', 'as', 'gu', 'mp'].includes(region)) return 'MDY';
+    if (region === '' || region === 'ca') return null;
+    return 'DMY';
+  }
+  if (language === 'es' && region === 'us') return 'MDY';
+  if (language === 'fil' || language === 'tl') return 'MDY';
+  if (['zh', 'ja', 'ko', 'hu', 'lt', 'mn', 'fa', 'sv', 'eu'].includes(language)) return 'YMD';
+  if (language === 'fr' && region === 'ca') return 'YMD';
+  return language.length >= 2 ? 'DMY' : null;
+}
