@@ -2,7 +2,7 @@ import { LANGUAGES } from './languages.ts';
 import { asciiDigits, cleanInline, stripLeadingMarks } from './normalize.ts';
 import type { ExportMedia, MediaKind, SystemKind } from './types.ts';
 
-const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const escapeRegex = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const tables = Object.values(LANGUAGES);
 const all = <T>(pick: (table: (typeof tables)[number]) => readonly T[]): T[] => tables.flatMap(pick);
 /** Persian text is written with and without zero-width non-joiners; compare without them. */
@@ -13,7 +13,7 @@ const fold = (text: string): string =>
 const alternation = (items: readonly string[]): string =>
   [...new Set(items.map(fold))]
     .sort((a, b) => b.length - a.length)
-    .map(escape)
+    .map(escapeRegex)
     .join('|');
 
 const ENCRYPTION = new RegExp(`^(?:${alternation(all((t) => t.encryption))})`, 'iu');

@@ -176,7 +176,7 @@ function resolveNamedDates(headers: readonly HeaderLine[], options: ParseOptions
   let later: { month: number; day: number } | null = null;
   for (let i = headers.length - 1; i >= 0; i--) {
     const h = headers[i];
-    if (!h || h.header.date.kind !== 'named') continue;
+    if (h?.header.date.kind !== 'named') continue;
     const { month, day, year: written } = h.header.date;
     if (written !== null) year = written;
     else {
