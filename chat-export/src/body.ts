@@ -20,48 +20,41 @@ const ENCRYPTION = new RegExp(`^(?:${alternation(all((t) => t.encryption))})`, '
 const SECURITY = new RegExp(`^(?:${all((t) => t.securityCode).join('|')})`, 'iu');
 const NUMBER_CHANGE = new RegExp(`^(?:${all((t) => t.numberChange).join('|')})`, 'iu');
 const MEMBERSHIP = new RegExp(`^(?:${all((t) => t.membership).join('|')})`, 'iu');
-const DELETED = new RegExp(`^(?:${alternation(all((t) => t.deleted))})\\.?$`, 'iu');
 const MISSED = new RegExp(`^(?:${alternation(all((t) => t.missedCall))})`, 'iu');
 const MEDIA_OMITTED = new RegExp(`^(?:${alternation(all((t) => t.mediaOmitted))})$`, 'iu');
 const ATTACHED = new RegExp(`^([^\\n]*?) ?<(?:${alternation(all((t) => t.attached))}) ?: ([^>\\n]+)>`, 'u');
 const FILE_ATTACHED = new RegExp(`^([^\\n]+?) \\((?:${alternation(all((t) => t.fileAttached))})\\)$`, 'u');
 
-const OMITTED: readonly { readonly kind: MediaKind; readonly pattern: RegExp }[] = (
+/** iOS placeholders by their lower-case words: matched at the end of the first line, no scanning. */
+const OMITTED: readonly { readonly kind: MediaKind; readonly words: string }[] = (
   ['image', 'video', 'audio', 'sticker', 'gif', 'contact', 'document'] as const
-).map((kind) => {
-  const words = alternation(all((t) => t.omitted[kind] ?? []));
-  // Documents keep their name before the placeholder: `Invoice.pdf • 2 pages document omitted`.
-  const source = kind === 'document' ? `^(?:(.*?) )?(?:${words})$` : `^()(?:${words})$`;
-  return { kind, pattern: new RegExp(source, 'iu') };
-});
+).flatMap((kind) =>
+  [...new Set(all((t) => t.omitted[kind] ?? []).map((w) => fold(w).toLowerCase()))].map((words) => ({
+    kind,
+    words,
+  })),
+);
+const DELETED_BODIES = new Set(all((t) => t.deleted).map((w) => fold(w).toLowerCase()));
 
-/** System notices that stand on their own line with no sender (Android) and may contain `: `. */
+/**
+ * Notices that stand on their own line with no sender (Android) and begin with fixed words, so
+ * a `: ` inside them is not taken for a sender's. Checked on every message: prefixes only.
+ */
 export function standaloneSystemKind(text: string): SystemKind | null {
+  const head = fold(text.length > 200 ? text.slice(0, 200) : text);
+  if (ENCRYPTION.test(head)) return 'encryption';
+  if (SECURITY.test(head)) return 'security_code';
+  return null;
+}
+
+/** Kind of a line that has no sender (rare lines: the name-first patterns may scan them). */
+export function senderlessSystemKind(text: string): SystemKind {
   const folded = fold(text);
   if (ENCRYPTION.test(folded)) return 'encryption';
   if (SECURITY.test(folded)) return 'security_code';
   if (NUMBER_CHANGE.test(folded)) return 'number_change';
-  return null;
-}
-
-/** Kind of a line that has no sender. */
-export function senderlessSystemKind(text: string): SystemKind {
-  const folded = fold(text);
-  return (
-    standaloneSystemKind(text) ??
-    (MEMBERSHIP.test(folded) ? 'membership' : MISSED.test(folded) ? 'missed_call' : 'other')
-  );
-}
-
-/** System notices written under a sender's name (iOS encryption notice, deleted messages, missed calls). */
-export function attributedSystemKind(body: string): SystemKind | null {
-  if (body.includes('\n')) return null;
-  const folded = fold(body);
-  if (DELETED.test(folded)) return 'deleted';
-  if (MISSED.test(folded)) return 'missed_call';
-  if (ENCRYPTION.test(folded)) return 'encryption';
-  if (SECURITY.test(folded)) return 'security_code';
-  return null;
+  if (MEMBERSHIP.test(folded)) return 'membership';
+  return MISSED.test(folded) ? 'missed_call' : 'other';
 }
 
 const BY_PREFIX: readonly [RegExp, MediaKind][] = [
@@ -102,38 +95,66 @@ export interface ClassifiedBody {
   readonly system: SystemKind | null;
 }
 
+function omittedPlaceholder(firstLine: string): { kind: MediaKind; description: string } | null {
+  if (firstLine.length > 300) return null;
+  const lower = firstLine.toLowerCase();
+  for (const { kind, words } of OMITTED) {
+    if (!lower.endsWith(words)) continue;
+    if (lower.length === words.length) return { kind, description: '' };
+    // Documents keep their name before the placeholder: `Invoice.pdf • 2 pages document omitted`.
+    if (kind === 'document' && lower.charAt(lower.length - words.length - 1) === ' ') {
+      return { kind, description: firstLine.slice(0, firstLine.length - words.length - 1).trim() };
+    }
+  }
+  return null;
+}
+
+/** System notices written under a sender's name (iOS encryption notice, deleted messages, missed calls). */
+function attributedSystemKind(firstLine: string): SystemKind | null {
+  if (firstLine.length > 400) return null;
+  const lower = firstLine.toLowerCase();
+  if (DELETED_BODIES.has(lower.endsWith('.') ? lower.slice(0, -1) : lower)) return 'deleted';
+  if (MISSED.test(firstLine)) return 'missed_call';
+  if (ENCRYPTION.test(firstLine)) return 'encryption';
+  if (SECURITY.test(firstLine)) return 'security_code';
+  return null;
+}
+
 /** Tells media lines, placeholders and attributed system notices from text, for a message with a sender. */
 export function classifyBody(body: string): ClassifiedBody {
   const trimmed = stripLeadingMarks(body);
   const newline = trimmed.indexOf('\n');
   const firstLine = newline === -1 ? trimmed : trimmed.slice(0, newline);
   const rest = newline === -1 ? '' : trimmed.slice(newline + 1);
-  const cleanFirst = fold(firstLine);
 
-  const attached = ATTACHED.exec(cleanInline(trimmed));
-  if (attached) {
-    const fileName = (attached[2] ?? '').trim();
-    const before = (attached[1] ?? '').trim();
-    const after = cleanInline(trimmed).slice(attached[0].length).replace(/^\s+/, '');
-    const text = [before, after].filter((part) => part.length > 0).join('\n');
-    return { text, media: { fileName, kind: mediaKindOfFile(fileName) }, system: null };
-  }
-  const fileAttached = FILE_ATTACHED.exec(cleanInline(firstLine));
-  if (fileAttached) {
-    const fileName = (fileAttached[1] ?? '').trim();
-    return { text: rest, media: { fileName, kind: mediaKindOfFile(fileName) }, system: null };
-  }
-  if (MEDIA_OMITTED.test(cleanFirst))
-    return { text: rest, media: { fileName: null, kind: 'unknown' }, system: null };
-  for (const { kind, pattern } of OMITTED) {
-    const omitted = pattern.exec(cleanFirst);
-    if (omitted) {
-      const description = (omitted[1] ?? '').trim();
-      const text = [description, rest].filter((part) => part.length > 0).join('\n');
-      return { text, media: { fileName: null, kind }, system: null };
+  if (firstLine.includes('<')) {
+    const clean = cleanInline(trimmed);
+    const attached = ATTACHED.exec(clean);
+    if (attached) {
+      const fileName = (attached[2] ?? '').trim();
+      const before = (attached[1] ?? '').trim();
+      const after = clean.slice(attached[0].length).replace(/^\s+/, '');
+      const text = [before, after].filter((part) => part.length > 0).join('\n');
+      return { text, media: { fileName, kind: mediaKindOfFile(fileName) }, system: null };
     }
   }
-  const system = attributedSystemKind(trimmed);
+  const cleanFirst = fold(firstLine);
+  if (cleanFirst.endsWith(')')) {
+    const fileAttached = FILE_ATTACHED.exec(cleanFirst);
+    if (fileAttached) {
+      const fileName = (fileAttached[1] ?? '').trim();
+      return { text: rest, media: { fileName, kind: mediaKindOfFile(fileName) }, system: null };
+    }
+  }
+  if (cleanFirst.startsWith('<') && MEDIA_OMITTED.test(cleanFirst)) {
+    return { text: rest, media: { fileName: null, kind: 'unknown' }, system: null };
+  }
+  const omitted = omittedPlaceholder(cleanFirst);
+  if (omitted) {
+    const text = [omitted.description, rest].filter((part) => part.length > 0).join('\n');
+    return { text, media: { fileName: null, kind: omitted.kind }, system: null };
+  }
+  const system = newline === -1 ? attributedSystemKind(cleanFirst) : null;
   return { text: system === null ? body : trimmed, media: null, system };
 }
 

@@ -9,8 +9,9 @@
 const DROPPED = /[\uFEFF\u200E\u200F\u202A-\u202E\u2066-\u2069\u061C]/;
 const DROPPED_ALL = /[\uFEFF\u200E\u200F\u202A-\u202E\u2066-\u2069\u061C]/g;
 /** Spaces that are not U+0020 (no-break, narrow no-break, thin, figure, …): become U+0020. */
-const SPACES = /[\u00A0\u2000-\u200A\u202F\u205F\u3000]/;
 const SPACES_ALL = /[\u00A0\u2000-\u200A\u202F\u205F\u3000]/g;
+const INLINE_WORK =
+  /[\uFEFF\u200E\u200F\u202A-\u202E\u2066-\u2069\u061C\u00A0\u2000-\u200A\u202F\u205F\u3000]/;
 const NEEDS_WORK =
   /[\uFEFF\u200E\u200F\u202A-\u202E\u2066-\u2069\u061C\u00A0\u2000-\u200A\u202F\u205F\u3000\u060C\u0660-\u0669\u06F0-\u06F9]/;
 
@@ -20,30 +21,39 @@ export interface NormalizedPrefix {
   readonly sourceIndex: readonly number[] | null;
 }
 
-function mapChar(ch: string): string | null {
-  if (DROPPED.test(ch)) return null;
-  if (SPACES.test(ch)) return ' ';
-  const code = ch.charCodeAt(0);
-  if (code >= 0x0660 && code <= 0x0669) return String.fromCharCode(48 + code - 0x0660);
-  if (code >= 0x06f0 && code <= 0x06f9) return String.fromCharCode(48 + code - 0x06f0);
-  if (ch === '\u060C') return ',';
-  return ch;
+function mapChar(code: number): number {
+  if (code < 0x00a0) return code;
+  if (code === 0xfeff || code === 0x200e || code === 0x200f || code === 0x061c) return -1;
+  if ((code >= 0x202a && code <= 0x202e) || (code >= 0x2066 && code <= 0x2069)) return -1;
+  if (
+    code === 0x00a0 ||
+    (code >= 0x2000 && code <= 0x200a) ||
+    code === 0x202f ||
+    code === 0x205f ||
+    code === 0x3000
+  ) {
+    return 0x20;
+  }
+  if (code >= 0x0660 && code <= 0x0669) return 48 + code - 0x0660;
+  if (code >= 0x06f0 && code <= 0x06f9) return 48 + code - 0x06f0;
+  if (code === 0x060c) return 0x2c;
+  return code;
 }
 
 /** Normalizes the first `length` characters of a line (headers are short). */
 export function normalizePrefix(line: string, length: number): NormalizedPrefix {
   const head = line.length > length ? line.slice(0, length) : line;
   if (!NEEDS_WORK.test(head)) return { text: head, sourceIndex: null };
-  let text = '';
+  const codes: number[] = [];
   const sourceIndex: number[] = [];
   for (let i = 0; i < head.length; i++) {
-    const mapped = mapChar(head.charAt(i));
-    if (mapped === null) continue;
-    text += mapped;
+    const mapped = mapChar(head.charCodeAt(i));
+    if (mapped === -1) continue;
+    codes.push(mapped);
     sourceIndex.push(i);
   }
   sourceIndex.push(head.length);
-  return { text, sourceIndex };
+  return { text: String.fromCharCode(...codes), sourceIndex };
 }
 
 /** Index in the original line of normalized position `at`. */
@@ -54,6 +64,7 @@ export function originalIndex(prefix: NormalizedPrefix, at: number): number {
 
 /** Drops directional marks and turns exotic spaces into plain ones (for names and placeholders). */
 export function cleanInline(text: string): string {
+  if (!INLINE_WORK.test(text)) return text;
   return text.replace(DROPPED_ALL, '').replace(SPACES_ALL, ' ');
 }
 

@@ -5,7 +5,7 @@ import {
   senderNumber,
   standaloneSystemKind,
 } from './body.ts';
-import { readDateField } from './calendar.ts';
+import { type DateField, readDateField } from './calendar.ts';
 import { decideDateOrder, type NumericDate, readDate } from './date-order.ts';
 import { type Header, matchHeader, type ShapeHint } from './header.ts';
 import { normalizePrefix, originalIndex } from './normalize.ts';
@@ -42,7 +42,15 @@ export function parseChatExport(input: string, options: ParseOptions = {}): Pars
   const candidates: HeaderLine[] = [];
   for (let index = 0; index < lines.length; index++) {
     const line = lines[index] ?? '';
+    // Most headers are plain ASCII up to the sender: a match on the line as written needs no
+    // normalization (which only drops or replaces characters the raw patterns do not accept).
+    const plain = matchHeader(line, hint);
+    if (plain) {
+      candidates.push({ index, header: plain, bodyStart: plain.end });
+      continue;
+    }
     const prefix = normalizePrefix(line, HEADER_PREFIX);
+    if (prefix.sourceIndex === null) continue;
     const header = matchHeader(prefix.text, hint);
     if (header) candidates.push({ index, header, bodyStart: originalIndex(prefix, header.end) });
   }
@@ -82,10 +90,11 @@ export function parseChatExport(input: string, options: ParseOptions = {}): Pars
   const dates = resolveDates(headers, bodies, options);
   if (!dates.ok) return dates.failure;
 
+  const senders = new Map<string, Sender>();
   const messages: ExportMessage[] = headers.map((h, i) => {
     const local = dates.values[i] ?? dates.values[0];
     if (!local) throw new Error('unreachable: one date per header');
-    return buildMessage(h.index + 1, local, bodies[i] ?? '');
+    return buildMessage(h.index + 1, local, bodies[i] ?? '', senders);
   });
   const clock = first.header.time.meridiem === null ? '24h' : '12h';
   return {
@@ -130,9 +139,19 @@ function resolveDates(
   if (firstHeader?.date.kind === 'named') return resolveNamedDates(headers, options);
 
   const numeric: NumericDate[] = [];
+  // Exports repeat the same date on many lines: read each written field once.
+  const fieldCache = new Map<string, DateField | null>();
+  const field = (raw: string): DateField | null => {
+    let read = fieldCache.get(raw);
+    if (read === undefined) {
+      read = readDateField(raw);
+      fieldCache.set(raw, read);
+    }
+    return read;
+  };
   for (const [i, h] of headers.entries()) {
     if (h.header.date.kind !== 'numeric') continue;
-    const [a, b, c] = h.header.date.fields.map(readDateField);
+    const [a, b, c] = h.header.date.fields.map(field);
     if (!a || !b || !c) {
       return { ok: false, failure: notAnExport(`Line ${h.index + 1} has a date that is not a date.`) };
     }
@@ -155,11 +174,14 @@ function resolveDates(
         },
       };
     }
-    const detail =
-      decision.reason === 'inconsistent'
-        ? 'The year is first on some lines and last on others.'
-        : 'No reading of the date fields gives valid dates on every line.';
-    return { ok: false, failure: { ok: false, error: 'mixed_formats', detail, lines: [] } };
+    if (decision.reason === 'inconsistent') {
+      const detail = 'The year is first on some lines and last on others.';
+      return { ok: false, failure: { ok: false, error: 'mixed_formats', detail, lines: [] } };
+    }
+    return {
+      ok: false,
+      failure: notAnExport('No reading of the date fields gives valid dates on every line.'),
+    };
   }
   const values = numeric.map((d, i) => {
     const ymd = readDate(d.fields, decision.order);
@@ -215,7 +237,17 @@ export function formatLocal(t: LocalDateTime): string {
   return `${pad(t.year, 4)}-${pad(t.month)}-${pad(t.day)}T${pad(t.hour)}:${pad(t.minute)}:${pad(t.second)}`;
 }
 
-function buildMessage(line: number, local: LocalDateTime, rest: string): ExportMessage {
+interface Sender {
+  readonly name: string;
+  readonly number: string | null;
+}
+
+function buildMessage(
+  line: number,
+  local: LocalDateTime,
+  rest: string,
+  senders: Map<string, Sender>,
+): ExportMessage {
   const base = { line, local, localTime: formatLocal(local) };
   const systemOnly = (kind: SystemKind): ExportMessage => ({
     ...base,
@@ -243,11 +275,16 @@ function buildMessage(line: number, local: LocalDateTime, rest: string): ExportM
     return systemOnly(senderlessSystemKind(rest));
   }
   const classified = classifyBody(body);
-  const name = cleanSender(sender);
+  let known = senders.get(sender);
+  if (!known) {
+    const name = cleanSender(sender);
+    known = { name, number: senderNumber(name) };
+    senders.set(sender, known);
+  }
   return {
     ...base,
-    sender: name,
-    senderNumber: senderNumber(name),
+    sender: known.name,
+    senderNumber: known.number,
     text: classified.text,
     media: classified.media,
     system: classified.system,
