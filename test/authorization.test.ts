@@ -79,6 +79,8 @@ const readChats: Matrix = { ...everyone, configurator: 403, agent_none: 403 };
 /** Reading the unassigned chat B: an `assigned` agent is told it does not exist. */
 const readChatB: Matrix = { ...readChats, agent_assigned: 404 };
 const writeChatB: Matrix = { ...readChatB, agent_read_only: 403 };
+/** Importing into chat B: a write to it, refused outright (403) when the caller may not write it. */
+const importChatB: Matrix = { ...readChats, agent_read_only: 403, agent_assigned: 403 };
 /** Another user's webhook: an agent is told it does not exist. */
 const othersWebhook: Matrix = {
   ...adminsOnly,
@@ -271,6 +273,18 @@ const ROWS: Row[] = [
     path: '/api/v1/messages/{id}/',
     url: () => `/api/v1/messages/${sentWamid}/`,
     expect: readChatB,
+  },
+  {
+    method: 'POST',
+    path: '/api/v1/chat_import/',
+    url: () => '/api/v1/chat_import/',
+    body: () => ({
+      chat_text: '14/03/2024, 10:00 - +49 1555 0000002: Imported hello\n',
+      utc_offset_minutes: 60,
+      device_language_code: 'de-DE',
+      media_files: [],
+    }),
+    expect: importChatB,
   },
   {
     method: 'POST',

@@ -35,6 +35,12 @@ export const GatewayConfigSchema = BaseEnvSchema.extend({
   WABA_WEBHOOK_SECRET: z.string().min(1).optional(),
   /** Echoed back in the Meta verify handshake (`hub.verify_token`). */
   WABA_VERIFY_TOKEN: z.string().min(1).optional(),
+  /** Largest `chat_import/` request body (the export text plus its media as base64), in bytes. */
+  CHAT_IMPORT_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(100 * 1024 * 1024),
 }).transform((c) => ({ ...c, PUBLIC_URL: c.PUBLIC_URL ?? `http://${c.HOST}:${c.PORT}` }));
 
 export type GatewayConfig = z.infer<typeof GatewayConfigSchema>;

@@ -2,6 +2,7 @@
 export { assignChat } from './assign-chat.ts';
 export { getChat } from './get-chat.ts';
 export { getMessage } from './get-message.ts';
+export { type ImportDeps, importChat } from './import-chat.ts';
 export { listChats } from './list-chats.ts';
 export { listMessages } from './list-messages.ts';
 export { listPersons } from './list-persons.ts';
