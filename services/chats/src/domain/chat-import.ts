@@ -131,9 +131,11 @@ export function createClock(
     const key = local.slice(0, 13);
     let offset = cache.get(key);
     if (offset === undefined) {
-      const first = offsetAt(wall - offsetAt(wall));
-      const second = offsetAt(wall - first);
-      offset = Math.max(first, second);
+      // The zone's offsets a day either side: a reading is valid when the instant it gives has
+      // that very offset. Two valid (clocks went back) or none (clocks went forward): the larger.
+      const around = [...new Set([offsetAt(wall - 86_400_000), offsetAt(wall), offsetAt(wall + 86_400_000)])];
+      const valid = around.filter((o) => offsetAt(wall - o) === o);
+      offset = Math.max(...(valid.length > 0 ? valid : around));
       cache.set(key, offset);
     }
     return Math.floor((wall - offset) / 1000);
