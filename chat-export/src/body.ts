@@ -35,6 +35,11 @@ const OMITTED: readonly { readonly kind: MediaKind; readonly words: string }[] =
   })),
 );
 const DELETED_BODIES = new Set(all((t) => t.deleted).map((w) => fold(w).toLowerCase()));
+const DELETED_LENGTHS = [...DELETED_BODIES].map((b) => b.length);
+const DELETED_MIN = Math.min(...DELETED_LENGTHS);
+const DELETED_MAX = Math.max(...DELETED_LENGTHS) + 1;
+/** Last words of the placeholders: a first line ending in none of them is no placeholder (most lines). */
+const OMITTED_LAST_WORDS = new Set(OMITTED.map(({ words }) => words.slice(words.lastIndexOf(' ') + 1)));
 
 /**
  * Notices that stand on their own line with no sender (Android) and begin with fixed words, so
@@ -97,6 +102,8 @@ export interface ClassifiedBody {
 
 function omittedPlaceholder(firstLine: string): { kind: MediaKind; description: string } | null {
   if (firstLine.length > 300) return null;
+  const lastWord = firstLine.slice(firstLine.lastIndexOf(' ') + 1).toLowerCase();
+  if (!OMITTED_LAST_WORDS.has(lastWord)) return null;
   const lower = firstLine.toLowerCase();
   for (const { kind, words } of OMITTED) {
     if (!lower.endsWith(words)) continue;
@@ -112,8 +119,10 @@ function omittedPlaceholder(firstLine: string): { kind: MediaKind; description: 
 /** System notices written under a sender's name (iOS encryption notice, deleted messages, missed calls). */
 function attributedSystemKind(firstLine: string): SystemKind | null {
   if (firstLine.length > 400) return null;
-  const lower = firstLine.toLowerCase();
-  if (DELETED_BODIES.has(lower.endsWith('.') ? lower.slice(0, -1) : lower)) return 'deleted';
+  if (firstLine.length >= DELETED_MIN && firstLine.length <= DELETED_MAX) {
+    const lower = firstLine.toLowerCase();
+    if (DELETED_BODIES.has(lower.endsWith('.') ? lower.slice(0, -1) : lower)) return 'deleted';
+  }
   if (MISSED.test(firstLine)) return 'missed_call';
   if (ENCRYPTION.test(firstLine)) return 'encryption';
   if (SECURITY.test(firstLine)) return 'security_code';

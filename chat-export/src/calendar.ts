@@ -164,8 +164,11 @@ export function gregorianYear(field: DateField): number {
   }
 }
 
+const DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
 export function daysInMonth(year: number, month: number): number {
-  return new Date(Date.UTC(year, month, 0)).getUTCDate();
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  return month === 2 && leap ? 29 : (DAYS[month - 1] ?? 0);
 }
 
 export function isValidDate(year: number, month: number, day: number): boolean {

@@ -49,8 +49,8 @@ export interface Header {
   readonly platform: ExportPlatform;
   readonly date: DateParts;
   readonly time: TimeParts;
-  /** Everything that must be the same on every header line of one export. */
-  readonly signature: string;
+  /** Everything that must be the same on every header line of one export (platform, shape, separator, clock), as one number. */
+  readonly signature: number;
   /** End of the header in the normalized prefix. */
   readonly end: number;
 }
@@ -130,6 +130,9 @@ const SHAPES: readonly Shape[] = [
   },
 ];
 
+const PLATFORMS: readonly ExportPlatform[] = ['android', 'ios', 'ios_legacy'];
+const SEPARATORS = ['/', '.', '-'];
+
 /** Lines that cannot start a header: skips the regexes for most continuation lines. */
 const CANNOT_START = /^[^\d[\p{L}]/u;
 
@@ -160,13 +163,13 @@ export function matchHeader(text: string, hint: ShapeHint): Header | null {
     if (t.minute > 59 || t.second > 59 || t.hour > 23 || (t.meridiem !== null && (t.hour < 1 || t.hour > 12)))
       continue;
     hint.shape = index;
-    const separator = read.date.kind === 'numeric' ? read.date.separator : 'name';
-    const clock = t.meridiem === null ? '24h' : m[shape.markerBefore] !== undefined ? 'before' : 'after';
+    const separator = read.date.kind === 'numeric' ? SEPARATORS.indexOf(read.date.separator) : SEPARATORS.length;
+    const clock = t.meridiem === null ? 0 : m[shape.markerBefore] !== undefined ? 1 : 2;
     return {
       platform,
       date: read.date,
       time: t,
-      signature: `${platform}|${shape.name}|${separator}|${clock}`,
+      signature: ((PLATFORMS.indexOf(platform) * SHAPES.length + index) * 8 + separator) * 3 + clock,
       end: m[0].length,
     };
   }

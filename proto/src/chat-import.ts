@@ -58,6 +58,16 @@ export type ImportedLine = z.infer<typeof ImportedLineSchema>;
 
 export const ImportSenderSchema = z.object({ name: z.string(), number: z.string().nullable() });
 
+/** Totals of a whole export, sent with its last part for the event log. */
+export const ChatImportSummarySchema = z.object({
+  messages: z.number().int().min(0),
+  system_lines: z.number().int().min(0),
+  warnings: z.number().int().min(0),
+  /** New messages the earlier parts stored. */
+  previous_new_messages: z.number().int().min(0),
+});
+export type ChatImportSummary = z.infer<typeof ChatImportSummarySchema>;
+
 export const importChat = defineRpc({
   name: 'chats.chat_import.import',
   subject: (i: Parameters<typeof subjects.rpc>[0]) => subjects.rpc(i, 'chats', 'import_chat'),
@@ -79,15 +89,7 @@ export const importChat = defineRpc({
     device_language_code: z.string(),
     messages: z.array(ImportedLineSchema),
     /** Totals of the whole export, for the event log (sent with the last part). */
-    summary: z
-      .object({
-        messages: z.number().int().min(0),
-        system_lines: z.number().int().min(0),
-        warnings: z.number().int().min(0),
-        /** New messages the earlier parts stored. */
-        previous_new_messages: z.number().int().min(0),
-      })
-      .optional(),
+    summary: ChatImportSummarySchema.optional(),
   }),
   response: z.object({
     wa_id: WaIdSchema,

@@ -12,8 +12,8 @@ export interface ImportedRow {
   createdAt: Date;
 }
 
-/** Rows per INSERT: 9 parameters each stay far below PostgreSQL's 65,535. */
-const ROWS_PER_STATEMENT = 2000;
+/** Rows per INSERT: one statement of arrays (unnest) per chunk, whatever the row count. */
+const ROWS_PER_STATEMENT = 10_000;
 
 /**
  * Stores imported messages of one chat, creating its person and chat when missing, in one
@@ -40,28 +40,20 @@ export async function insertImportedMessages(
     let inserted = 0;
     for (let at = 0; at < rows.length; at += ROWS_PER_STATEMENT) {
       const chunk = rows.slice(at, at + ROWS_PER_STATEMENT);
-      const result = await trx
-        .insertInto('messages')
-        .values(
-          chunk.map((r) => ({
-            id: r.id,
-            wamid: null,
-            wa_id: waId,
-            from_us: r.fromUs,
-            // History the business already handled on the phone: not waiting to be read.
-            received: !r.fromUs,
-            type: r.type,
-            waba_payload: JSON.stringify(r.wabaPayload),
-            sender_user_id: null,
-            timestamp: r.timestamp,
-            send_state: null,
-            created_at: r.createdAt,
-          })),
-        )
-        .onConflict((oc) => oc.column('id').doNothing())
-        .returning('id')
-        .execute();
-      inserted += result.length;
+      // Columns as arrays, one parameter each: far cheaper to send and plan than a VALUES list.
+      // Customer messages are history the business already handled on the phone: received.
+      const result = await sql`
+        insert into messages (id, wamid, wa_id, from_us, received, type, waba_payload, sender_user_id, timestamp,
+                              send_state, created_at)
+        select u.id, null, ${waId}, u.from_us, not u.from_us, u.type, u.payload::jsonb, null, u.ts, null,
+               u.created_at
+        from unnest(${chunk.map((r) => r.id)}::uuid[], ${chunk.map((r) => r.fromUs)}::boolean[],
+                    ${chunk.map((r) => r.type)}::text[], ${chunk.map((r) => JSON.stringify(r.wabaPayload))}::text[],
+                    ${chunk.map((r) => r.timestamp)}::bigint[], ${chunk.map((r) => r.createdAt)}::timestamptz[])
+          as u(id, from_us, type, payload, ts, created_at)
+        on conflict (id) do nothing
+      `.execute(trx);
+      inserted += Number(result.numAffectedRows ?? 0n);
     }
     const latest = rows.reduce((max, r) => Math.max(max, r.timestamp), 0);
     if (latest > 0) {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type ExportMessage, type ParseFailure, parseChatExport } from '@switchboard/chat-export';
 import { InboxErrorSchema } from '@switchboard/kit';
 import {
+  type ChatImportSummary as ImportSummary,
   ChatImportContactSchema,
   ContactSchema,
   type ImportedLine,
@@ -114,8 +115,9 @@ const ChatImportOut = z
   .meta({ id: 'ChatImport' });
 
 /** Messages per part sent to chats, and the estimated bytes a part may reach (the bus takes 8 MB). */
-const PART_MESSAGES = 5000;
-const PART_BYTES = 2 * 1024 * 1024;
+const PART_MESSAGES = 10_000;
+const PART_BYTES = 3 * 1024 * 1024;
+const PARTS_IN_FLIGHT = 3;
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{2,3})?$/;
 
 function failureOf(f: ParseFailure): ServiceError {
@@ -275,43 +277,43 @@ export const chatImportRoutes: FastifyPluginAsync<ChatImportRouteOptions> = asyn
         ...(body.time_zone !== undefined && { time_zone: body.time_zone }),
         device_language_code: body.device_language_code,
       };
-      for (const [part, messages] of parts.entries()) {
-        const last = part === parts.length - 1;
-        const answer = await callService(
+      const send = (part: number, extra: { summary?: ImportSummary } = {}) =>
+        callService(
           deps.bus,
           importChat,
-          {
-            ...common,
-            part,
-            messages,
-            ...(last && {
-              summary: {
-                messages: lines.length,
-                system_lines: parsed.messages.length - conversation.length,
-                warnings: warnings.length,
-                previous_new_messages: newMessages,
-              },
-            }),
-          },
+          { ...common, part, messages: parts[part] ?? [], ...extra },
           { timeoutMs: 60_000 },
         );
-        newMessages += answer.new_messages;
-        if (last) {
-          if (!answer.chat) throw new ServiceError('internal_error', 'The import answered no chat.');
-          const chat = await expandChat(answer.chat);
-          return {
-            wa_id: chat.wa_id,
-            contact: chat.contact,
-            new_messages: newMessages,
-            last_message: chat.last_message,
-            assigned_to_user: chat.assigned_to_user,
-            assigned_group: chat.assigned_group,
-            tags: chat.tags,
-            warnings,
-          };
-        }
+      // The first part creates the chat; the parts between go a few at a time (each is one
+      // transaction in chats, and ids make their order irrelevant); the last records the import.
+      const lastPart = parts.length - 1;
+      if (lastPart > 0) newMessages += (await send(0)).new_messages;
+      const middle = Array.from({ length: Math.max(0, lastPart - 1) }, (_, i) => i + 1);
+      for (let at = 0; at < middle.length; at += PARTS_IN_FLIGHT) {
+        const answers = await Promise.all(middle.slice(at, at + PARTS_IN_FLIGHT).map((part) => send(part)));
+        for (const a of answers) newMessages += a.new_messages;
       }
-      throw new ServiceError('internal_error', 'The import sent no part.');
+      const answer = await send(lastPart, {
+        summary: {
+          messages: lines.length,
+          system_lines: parsed.messages.length - conversation.length,
+          warnings: warnings.length,
+          previous_new_messages: newMessages,
+        },
+      });
+      newMessages += answer.new_messages;
+      if (!answer.chat) throw new ServiceError('internal_error', 'The import answered no chat.');
+      const chat = await expandChat(answer.chat);
+      return {
+        wa_id: chat.wa_id,
+        contact: chat.contact,
+        new_messages: newMessages,
+        last_message: chat.last_message,
+        assigned_to_user: chat.assigned_to_user,
+        assigned_group: chat.assigned_group,
+        tags: chat.tags,
+        warnings,
+      };
     },
   );
 };
