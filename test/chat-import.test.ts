@@ -1,6 +1,10 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { repoRoot } from '@switchboard/testkit';
+import { strToU8, zipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type Inbox, startInbox } from './support/inbox.ts';
@@ -292,5 +296,57 @@ describe('bad input answers a clear 4xx', () => {
         { order: 'MDY', first_date: '2024-03-04' },
       ],
     });
+  });
+});
+
+describe('npm run import-chat', () => {
+  it('imports the .zip an iPhone shares (chat text plus media), with progress on stderr', async () => {
+    const chat = [
+      '[01/06/2024, 09:00:00] Maria Lopes: Olá! The blue vase, is it still there?',
+      '\u200E[01/06/2024, 09:01:10] Maria Lopes: \u200E<attached: 00000002-PHOTO-2024-06-01-09-01-10.jpg>',
+      '[01/06/2024, 09:05:00] Studio Cerâmica: Yes, until Friday',
+    ].join('\r\n');
+    const zip = zipSync({
+      '_chat.txt': strToU8(`${chat}\r\n`),
+      '00000002-PHOTO-2024-06-01-09-01-10.jpg': Buffer.from('ffd8ffe000104a464946', 'hex'),
+    });
+    const dir = mkdtempSync(join(tmpdir(), 'import-chat-'));
+    const path = join(dir, 'WhatsApp Chat - Maria Lopes.zip');
+    writeFileSync(path, zip);
+    const { stdout, stderr } = await promisify(execFile)(
+      process.execPath,
+      [
+        join(repoRoot, 'scripts/import-chat.ts'),
+        path,
+        '--url',
+        inbox.url,
+        '--token',
+        token,
+        '--wa-id',
+        '351912345678',
+        '--handle',
+        'Maria Lopes',
+        '--utc-offset=+01:00',
+        '--lang',
+        'pt-PT',
+      ],
+      { cwd: repoRoot },
+    );
+    expect(stderr).toContain('uploaded');
+    expect(JSON.parse(stdout)).toEqual({
+      wa_id: '351912345678',
+      new_messages: 3,
+      warnings: [
+        expect.objectContaining({
+          file_name: '00000002-PHOTO-2024-06-01-09-01-10.jpg',
+          code: 'media_not_stored',
+        }),
+      ],
+    });
+    expect((await messagesOf('351912345678')).map((m) => [m.type, m.from_us])).toEqual([
+      ['text', false],
+      ['image', false],
+      ['text', true],
+    ]);
   });
 });
