@@ -3,7 +3,10 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { repoRoot } from '@switchboard/testkit';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connectNats } from '@switchboard/kit';
+import { instanceId, streamName } from '@switchboard/proto';
+import { repoRoot, testNatsUrl } from '@switchboard/testkit';
 import { strToU8, zipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -63,6 +66,18 @@ beforeAll(async () => {
 afterAll(async () => {
   await inbox?.stop();
 });
+
+/** Messages on the instance's events stream (what the fan-out delivers to per-user webhooks). */
+async function eventCount(): Promise<number> {
+  const nc = await connectNats(testNatsUrl(), 'chat-import-test');
+  try {
+    const jsm = await jetstreamManager(nc);
+    const info = await jsm.streams.info(streamName(instanceId(inbox.env.INSTANCE_ID ?? ''), 'events'));
+    return info.state.messages;
+  } finally {
+    await nc.drain();
+  }
+}
 
 async function importChat(body: Record<string, unknown>): Promise<Response> {
   return inbox.api('POST', '/api/v1/chat_import/', { token, body });
@@ -160,6 +175,7 @@ describe('re-imports and overlapping exports', () => {
   });
 
   it('adds only what is new, keeps repeated identical lines, and leaves the care window closed', async () => {
+    const eventsBefore = await eventCount();
     const first = await importChat(request(`${lines.slice(0, 5).join('\n')}\n`));
     expect(first.status).toBe(200);
     const firstBody = (await first.json()) as Record<string, unknown>;
@@ -197,6 +213,8 @@ describe('re-imports and overlapping exports', () => {
     ]);
     // British Summer Time: 09:00 in London on 1 June is 08:00 UTC (the IANA zone wins over the offset).
     expect(stored[0]?.timestamp).toBe(Date.UTC(2024, 5, 1, 8, 0) / 1000);
+    // Nothing for per-user webhooks: imported history is not a network event.
+    expect(await eventCount()).toBe(eventsBefore);
   });
 
   it('records the import in the event log', async () => {
