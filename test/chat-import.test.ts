@@ -317,6 +317,49 @@ describe('bad input answers a clear 4xx', () => {
   });
 });
 
+describe('multipart requests', () => {
+  it('take chat_text and the media as file parts and the rest as fields', async () => {
+    const form = new FormData();
+    form.set(
+      'chat_text',
+      new Blob([
+        '05/06/2024, 18:00 - Tom Reed: Photo of the leak\n05/06/2024, 18:01 - Tom Reed: IMG-20240605-WA0003.jpg (file attached)\n05/06/2024, 18:10 - Plumb & Co: On our way\n',
+      ]),
+      'WhatsApp Chat with Tom Reed.txt',
+    );
+    form.set('chat_participants', JSON.stringify([{ handle: 'Tom Reed', phone_number: '+44 7700 900555' }]));
+    form.set('utc_offset_minutes', '60');
+    form.set('device_language_code', 'en-GB');
+    form.append(
+      'media',
+      new Blob([Buffer.from('ffd8ffe0', 'hex')], { type: 'image/jpeg' }),
+      'IMG-20240605-WA0003.jpg',
+    );
+    const res = await fetch(`${inbox.url}/api/v1/chat_import/`, {
+      method: 'POST',
+      headers: { authorization: `Token ${token}` },
+      body: form,
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({
+      wa_id: '447700900555',
+      new_messages: 3,
+      warnings: [{ line: 2, file_name: 'IMG-20240605-WA0003.jpg', code: 'media_not_stored' }],
+    });
+  });
+
+  it('refuses a multipart request without the required fields', async () => {
+    const form = new FormData();
+    form.set('chat_text', '05/06/2024, 18:00 - +44 7700 900555: hi\n');
+    const res = await fetch(`${inbox.url}/api/v1/chat_import/`, {
+      method: 'POST',
+      headers: { authorization: `Token ${token}` },
+      body: form,
+    });
+    expect([res.status, ((await res.json()) as { code: string }).code]).toEqual([400, 'validation_error']);
+  });
+});
+
 describe('npm run import-chat', () => {
   it('imports the .zip an iPhone shares (chat text plus media), with progress on stderr', async () => {
     const chat = [

@@ -1,16 +1,17 @@
 import { randomUUID } from 'node:crypto';
+import multipart from '@fastify/multipart';
 import { type ExportMessage, type ParseFailure, parseChatExport } from '@switchboard/chat-export';
 import { InboxErrorSchema } from '@switchboard/kit';
 import {
-  type ChatImportSummary as ImportSummary,
   ChatImportContactSchema,
   ContactSchema,
   type ImportedLine,
+  type ChatImportSummary as ImportSummary,
   importChat,
   ServiceError,
   WaIdSchema,
 } from '@switchboard/proto';
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { MediaSink } from '../adapters/media-sink.ts';
@@ -151,15 +152,64 @@ function decodeMedia(
 const contentKey = (m: ExportMessage): string =>
   `${m.localTime}\u0000${m.sender}\u0000${m.media?.kind ?? ''}\u0000${m.media?.fileName ?? ''}\u0000${m.text}`;
 
+/**
+ * A multipart request as the JSON body: the fields by name (`chat_participants` as JSON text;
+ * `chat_text` as a field or as a file part), every other file part a media file. Reads at most
+ * `maxBytes` in all.
+ */
+async function multipartBody(req: FastifyRequest, maxBytes: number): Promise<Record<string, unknown>> {
+  const body: Record<string, unknown> = {};
+  const media: { b64_content: string; mime_type: string; file_name: string }[] = [];
+  let total = 0;
+  const count = (n: number) => {
+    total += n;
+    if (total > maxBytes) throw new ServiceError('payload_too_large');
+  };
+  for await (const part of req.parts()) {
+    if (part.type === 'file') {
+      const bytes = await part.toBuffer();
+      count(bytes.length);
+      if (part.fieldname === 'chat_text') body.chat_text = bytes.toString('utf8');
+      else
+        media.push({
+          b64_content: bytes.toString('base64'),
+          mime_type: part.mimetype,
+          file_name: part.filename,
+        });
+      continue;
+    }
+    const value = String(part.value);
+    count(value.length);
+    if (part.fieldname === 'chat_participants') {
+      try {
+        body.chat_participants = JSON.parse(value);
+      } catch {
+        throw ServiceError.validation({ chat_participants: ['A JSON array of {handle, phone_number}.'] });
+      }
+    } else if (part.fieldname === 'utc_offset_minutes') body.utc_offset_minutes = Number(value);
+    else body[part.fieldname] = value;
+  }
+  body.media_files = media;
+  return body;
+}
+
 /** `chat_import/`: a chat exported from the business app becomes inbox history. Registered with `prefix: '/api/v1'`. */
 export const chatImportRoutes: FastifyPluginAsync<ChatImportRouteOptions> = async (plugin, deps) => {
   const app = plugin.withTypeProvider<ZodTypeProvider>();
   const { expandChat } = createExpanders(deps);
+  // In this plugin's scope only: multipart (the export's .txt and media as file parts) besides JSON.
+  await app.register(multipart, {
+    limits: { fileSize: deps.maxBytes, files: 100_000, fields: 20, fieldSize: deps.maxBytes },
+  });
 
   app.post(
     '/chat_import/',
     {
       onRequest: deps.guards.requireMessagingUser,
+      preValidation: async (req) => {
+        // Validated by the body schema next, like a JSON body.
+        if (req.isMultipart()) Object.assign(req, { body: await multipartBody(req, deps.maxBytes) });
+      },
       bodyLimit: deps.maxBytes,
       schema: {
         tags,
@@ -171,7 +221,9 @@ export const chatImportRoutes: FastifyPluginAsync<ChatImportRouteOptions> = asyn
           'The customer is the participant who is not the business (from `chat_participants`, or the one sender ' +
           'written as a phone number). Importing the same export again, or a later one that overlaps it, adds only the ' +
           'new messages. Imported messages are not sent to webhooks and do not open or move the customer care window. ' +
-          'Media lines are linked to `media_files` by file name. Admins and users who may write to the chat.',
+          'Media lines are linked to `media_files` by file name. Admins and users who may write to the chat. ' +
+          'Also accepted as multipart/form-data: the same fields (`chat_participants` as JSON text), `chat_text` ' +
+          'as a field or a file part, and each media file as a file part named by its file name in the export.',
         body: ChatImportRequest,
         response: {
           200: ChatImportOut,
