@@ -157,7 +157,6 @@ async function measureImport(): Promise<Record<string, unknown>> {
       within_target: first.ms <= 3000,
     };
   } finally {
-    if (process.env.BENCH_SHOW_OUTPUT) console.error(gateway.output(), chats.output());
     await Promise.all([gateway.stop(), chats.stop()]);
     await sandbox.close();
     await infra.stop();

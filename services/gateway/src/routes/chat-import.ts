@@ -15,6 +15,7 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { MediaSink } from '../adapters/media-sink.ts';
+import { isBase64 } from '../domain/base64.ts';
 import { GroupOut, UserOut } from '../domain/schemas.ts';
 import { principalOf } from '../http/guards.ts';
 import { callService } from './bus-call.ts';
@@ -119,7 +120,6 @@ const ChatImportOut = z
 const PART_MESSAGES = 10_000;
 const PART_BYTES = 3 * 1024 * 1024;
 const PARTS_IN_FLIGHT = 3;
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{2,3})?$/;
 
 function failureOf(f: ParseFailure): ServiceError {
   switch (f.error) {
@@ -141,7 +141,7 @@ function decodeMedia(
   const bad: Record<string, string[]> = {};
   files.forEach((f, i) => {
     const compact = f.b64_content.replace(/\s+/g, '');
-    if (!BASE64.test(compact)) bad[`media_files.${i}.b64_content`] = ['Not valid base64.'];
+    if (!isBase64(compact)) bad[`media_files.${i}.b64_content`] = ['Not valid base64.'];
     else byName.set(f.file_name, { mimeType: f.mime_type, bytes: Buffer.from(compact, 'base64') });
   });
   if (Object.keys(bad).length > 0) throw new ServiceError('invalid_base64', undefined, { fields: bad });
