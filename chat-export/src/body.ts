@@ -96,6 +96,7 @@ export function mediaKindOfFile(fileName: string): MediaKind {
 
 export interface ClassifiedBody {
   readonly text: string;
+  readonly edited: boolean;
   readonly media: ExportMedia | null;
   readonly system: SystemKind | null;
 }
@@ -129,8 +130,26 @@ function attributedSystemKind(firstLine: string): SystemKind | null {
   return null;
 }
 
+const EDITED = all((t) => t.edited ?? []);
+
+/** The text without the marker the app appends to edited messages, and whether it had one. */
+function withoutEditedMarker(body: string): { body: string; edited: boolean } {
+  if (!body.endsWith('>')) return { body, edited: false };
+  for (const marker of EDITED) {
+    if (!body.endsWith(marker)) continue;
+    const rest = body.slice(0, body.length - marker.length);
+    return { body: rest.replace(/[\s\u200E\u200F]+$/, ''), edited: true };
+  }
+  return { body, edited: false };
+}
+
 /** Tells media lines, placeholders and attributed system notices from text, for a message with a sender. */
-export function classifyBody(body: string): ClassifiedBody {
+export function classifyBody(written: string): ClassifiedBody {
+  const { body, edited } = withoutEditedMarker(written);
+  return { ...classifyUnedited(body), edited };
+}
+
+function classifyUnedited(body: string): Omit<ClassifiedBody, 'edited'> {
   const trimmed = stripLeadingMarks(body);
   const newline = trimmed.indexOf('\n');
   const firstLine = newline === -1 ? trimmed : trimmed.slice(0, newline);

@@ -163,7 +163,8 @@ export function matchHeader(text: string, hint: ShapeHint): Header | null {
     if (t.minute > 59 || t.second > 59 || t.hour > 23 || (t.meridiem !== null && (t.hour < 1 || t.hour > 12)))
       continue;
     hint.shape = index;
-    const separator = read.date.kind === 'numeric' ? SEPARATORS.indexOf(read.date.separator) : SEPARATORS.length;
+    const separator =
+      read.date.kind === 'numeric' ? SEPARATORS.indexOf(read.date.separator) : SEPARATORS.length;
     const clock = t.meridiem === null ? 0 : m[shape.markerBefore] !== undefined ? 1 : 2;
     return {
       platform,

@@ -27,6 +27,8 @@ export interface LanguageTable {
   readonly attached: readonly string[];
   /** Android exports with media: the words in `IMG-….jpg (file attached)`. */
   readonly fileAttached: readonly string[];
+  /** Appended to a message that was edited (after a space), e.g. `<This message was edited>`. */
+  readonly edited?: readonly string[];
 }
 
 const empty = {
@@ -78,6 +80,7 @@ export const LANGUAGES: Readonly<Record<string, LanguageTable>> = {
     },
     attached: ['attached'],
     fileAttached: ['file attached'],
+    edited: ['<This message was edited>'],
   },
   de: {
     encryption: [

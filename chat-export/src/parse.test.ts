@@ -182,6 +182,13 @@ describe('senders and lines', () => {
     expect(result.messages[0]).toMatchObject({ sender: 'Ana', system: kind, media: null });
   });
 
+  it('removes the marker of an edited message and says it was edited', () => {
+    const result = ok(
+      parseChatExport('14/03/2023, 10:00 - Ana: see you at 5 \u200E<This message was edited>\n'),
+    );
+    expect(result.messages[0]).toMatchObject({ text: 'see you at 5', edited: true });
+  });
+
   it.each([
     ['<Media omitted>', null, 'unknown', ''],
     ['VID-20230314-WA0002.mp4 (file attached)', 'VID-20230314-WA0002.mp4', 'video', ''],

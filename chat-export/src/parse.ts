@@ -254,6 +254,7 @@ function buildMessage(
     sender: null,
     senderNumber: null,
     text: rest,
+    edited: false,
     media: null,
     system: kind,
   });
@@ -286,6 +287,7 @@ function buildMessage(
     sender: known.name,
     senderNumber: known.number,
     text: classified.text,
+    edited: classified.edited,
     media: classified.media,
     system: classified.system,
   };

@@ -50,6 +50,8 @@ export interface ExportMessage {
   readonly senderNumber: string | null;
   /** Message text, lines joined by `\n`; for media lines the caption (may be empty). */
   readonly text: string;
+  /** The app marked the message as edited (`<This message was edited>`, removed from `text`). */
+  readonly edited: boolean;
   readonly media: ExportMedia | null;
   /** Set for lines the app wrote itself; such lines are not conversation messages. */
   readonly system: SystemKind | null;

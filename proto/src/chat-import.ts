@@ -40,6 +40,8 @@ export const ImportedLineSchema = z.object({
   sender: z.string(),
   sender_number: z.string().nullable(),
   text: z.string(),
+  /** The app marked it as edited. */
+  edited: z.boolean(),
   media: z
     .object({
       kind: ImportMediaKindSchema,

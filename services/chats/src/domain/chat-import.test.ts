@@ -9,6 +9,7 @@ const line = (over: Partial<ImportedLine> = {}): ImportedLine => ({
   sender: 'Jane',
   sender_number: null,
   text: 'hello',
+  edited: false,
   media: null,
   ordinal: 0,
   position: 0,
@@ -130,6 +131,13 @@ describe('imported message ids', () => {
 });
 
 describe('network-shaped bodies', () => {
+  it('says edited: true of a message the app marked edited', () => {
+    expect(importedPayload('447700900123', 'id-1', line({ edited: true }), false, 1).payload).toMatchObject({
+      text: { body: 'hello' },
+      edited: true,
+    });
+  });
+
   it('shapes customer text like a received message and ours like a send, both marked imported', () => {
     expect(importedPayload('447700900123', 'id-1', line(), false, 1717232400)).toEqual({
       type: 'text',

@@ -198,7 +198,7 @@ const TYPE_OF_KIND = {
  * The message as the network shapes it: customer messages like a received webhook message
  * (`from`, `id`, `timestamp`), the business's like a send request (`to`); media types carry the
  * stored file's `link` when there is one, and `media: null` when the file could not be stored.
- * Every imported body says `imported: true`.
+ * Every imported body says `imported: true`, and `edited: true` when the app marked it edited.
  */
 export function importedPayload(
   waId: string,
@@ -210,10 +210,11 @@ export function importedPayload(
   const envelope = fromUs
     ? { messaging_product: 'whatsapp', recipient_type: 'individual', to: waId }
     : { from: waId, id, timestamp: String(timestamp) };
+  const edited = line.edited ? { edited: true } : {};
   if (!line.media) {
     return {
       type: 'text',
-      payload: { ...envelope, type: 'text', text: { body: line.text }, imported: true },
+      payload: { ...envelope, type: 'text', text: { body: line.text }, ...edited, imported: true },
     };
   }
   const type = TYPE_OF_KIND[line.media.kind];
@@ -234,6 +235,7 @@ export function importedPayload(
       media,
       file_name: line.media.file_name,
       ...(line.text && !('caption' in content) ? { text: { body: line.text } } : {}),
+      ...edited,
       imported: true,
     },
   };

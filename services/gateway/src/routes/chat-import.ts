@@ -298,6 +298,7 @@ export const chatImportRoutes: FastifyPluginAsync<ChatImportRouteOptions> = asyn
           sender: m.sender ?? '',
           sender_number: m.senderNumber,
           text: m.text,
+          edited: m.edited,
           media,
           ordinal,
           position,
