@@ -39,7 +39,15 @@ export async function insertImportedMessages(
     }
     let inserted = 0;
     for (let at = 0; at < rows.length; at += ROWS_PER_STATEMENT) {
-      const chunk = rows.slice(at, at + ROWS_PER_STATEMENT);
+      // A re-import (or the overlap of a later export) is mostly stored already: skip those rows
+      // before building their bodies in PostgreSQL; ON CONFLICT still settles a concurrent import.
+      const ids = rows.slice(at, at + ROWS_PER_STATEMENT).map((r) => r.id);
+      const stored = await sql<{
+        id: string;
+      }>`select id from messages where id = any(${ids}::uuid[])`.execute(trx);
+      const known = new Set(stored.rows.map((r) => r.id));
+      const chunk = rows.slice(at, at + ROWS_PER_STATEMENT).filter((r) => !known.has(r.id));
+      if (chunk.length === 0) continue;
       // Columns as arrays, one parameter each: far cheaper to send and plan than a VALUES list.
       // Customer messages are history the business already handled on the phone: received.
       const result = await sql`
