@@ -127,6 +127,9 @@ describe('imported message ids', () => {
     }
     expect(importedMessageId('447700900999', line())).not.toBe(id);
     expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    // Led by the time as written: later lines sort after earlier ones.
+    expect(importedMessageId('447700900123', line({ local_time: '2024-06-01T09:00:01' })) > id).toBe(true);
+    expect(importedMessageId('447700900123', line({ local_time: '2024-05-31T23:59:59' })) < id).toBe(true);
   });
 });
 
