@@ -116,6 +116,8 @@ type ResolvedDates =
 const EMBEDDED = [/-(20\d{2})(\d{2})(\d{2})-WA\d/, /-(20\d{2})-(\d{2})-(\d{2})-\d{2}-\d{2}-\d{2}\./];
 
 function embeddedDate(body: string): string | null {
+  const at = body.indexOf('-20');
+  if (at === -1 || at > 200) return null;
   for (const pattern of EMBEDDED) {
     const m = pattern.exec(body.slice(0, 200));
     if (m) return `${m[1]}-${m[2]}-${m[3]}`;
@@ -151,7 +153,10 @@ function resolveDates(
   };
   for (const [i, h] of headers.entries()) {
     if (h.header.date.kind !== 'numeric') continue;
-    const [a, b, c] = h.header.date.fields.map(field);
+    const written = h.header.date.fields;
+    const a = field(written[0]);
+    const b = field(written[1]);
+    const c = field(written[2]);
     if (!a || !b || !c) {
       return { ok: false, failure: notAnExport(`Line ${h.index + 1} has a date that is not a date.`) };
     }
