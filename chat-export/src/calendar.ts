@@ -150,6 +150,12 @@ export function readDateField(raw: string): DateField | null {
   return { value: Number(text), digits: text.length, isYear: text.length >= 3, era: null };
 }
 
+/**
+ * Thai devices write Buddhist-era years without the `BE` marker (`5/3/2566`): a four-digit year
+ * beyond this can only be one (BE 2552 is 2009, when the app appeared).
+ */
+const UNMARKED_BUDDHIST_FROM = 2500;
+
 /** The Gregorian year a year field stands for (two-digit years are 20xx: the app appeared in 2009). */
 export function gregorianYear(field: DateField): number {
   switch (field.era) {
@@ -160,7 +166,8 @@ export function gregorianYear(field: DateField): number {
     case 'H':
       return 1988 + field.value;
     default:
-      return field.digits <= 2 ? 2000 + field.value : field.value;
+      if (field.digits <= 2) return 2000 + field.value;
+      return field.value >= UNMARKED_BUDDHIST_FROM ? field.value - 543 : field.value;
   }
 }
 

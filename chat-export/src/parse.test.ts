@@ -121,6 +121,20 @@ describe('the day/month order is decided once per file', () => {
   });
 });
 
+describe('years', () => {
+  it.each([
+    ['5/3/2566 BE', '2023-03-05'],
+    ['5/3/2566', '2023-03-05'],
+    ['5/3/R5', '2023-03-05'],
+    ['5/3/H30', '2018-03-05'],
+    ['5/3/23', '2023-03-05'],
+    ['5/3/2023', '2023-03-05'],
+  ])('%s is %s', (written, date) => {
+    const result = ok(parseChatExport(`${written}, 14:05 - Ana: hi\n`, { deviceLanguage: 'th' }));
+    expect(result.messages[0]?.localTime).toBe(`${date}T14:05:00`);
+  });
+});
+
 describe('times', () => {
   it.each([
     ['12:05 AM', '00:05'],
