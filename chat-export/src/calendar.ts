@@ -134,8 +134,16 @@ export interface DateField {
   readonly digits: number;
   /** True when the field can only be a year (3+ digits or an era marker). */
   readonly isYear: boolean;
-  readonly era: 'BE' | 'R' | 'H' | null;
+  /**
+   * `BE` Buddhist, `R`/`H` Japanese eras; `AP` a Persian (Solar Hijri) and `AH` an Islamic
+   * (Umm al-Qura) year, told by their range: phones set to those calendars write whole dates in them.
+   */
+  readonly era: 'BE' | 'R' | 'H' | 'AP' | 'AH' | null;
 }
+
+/** Persian years of the app's lifetime (1387 AP is 2008) and Islamic ones (1430 AH is 2009). */
+const PERSIAN_YEARS = { from: 1380, to: 1425 };
+const ISLAMIC_YEARS = { from: 1425, to: 1480 };
 
 export function readDateField(raw: string): DateField | null {
   const text = raw.trim();
@@ -147,7 +155,14 @@ export function readDateField(raw: string): DateField | null {
   const buddhist = /^(\d{4}) ?BE$/i.exec(text);
   if (buddhist) return { value: Number(buddhist[1]), digits: 4, isYear: true, era: 'BE' };
   if (!/^\d{1,4}$/.test(text)) return null;
-  return { value: Number(text), digits: text.length, isYear: text.length >= 3, era: null };
+  const value = Number(text);
+  const era =
+    text.length === 4 && value >= PERSIAN_YEARS.from && value < PERSIAN_YEARS.to
+      ? 'AP'
+      : text.length === 4 && value >= ISLAMIC_YEARS.from && value < ISLAMIC_YEARS.to
+        ? 'AH'
+        : null;
+  return { value, digits: text.length, isYear: text.length >= 3, era };
 }
 
 /**
@@ -165,6 +180,10 @@ export function gregorianYear(field: DateField): number {
       return 2018 + field.value;
     case 'H':
       return 1988 + field.value;
+    case 'AP':
+      return field.value + 621;
+    case 'AH':
+      return Math.round(field.value * 0.970229 + 621.5643);
     default:
       if (field.digits <= 2) return 2000 + field.value;
       return field.value >= UNMARKED_BUDDHIST_FROM ? field.value - 543 : field.value;
@@ -199,4 +218,61 @@ export function dateOrderForLanguage(code: string | undefined): DateOrder | null
   if (['zh', 'ja', 'ko', 'hu', 'lt', 'mn', 'fa', 'sv', 'eu'].includes(language)) return 'YMD';
   if (language === 'fr' && region === 'ca') return 'YMD';
   return language.length >= 2 ? 'DMY' : null;
+}
+
+type LunarSolarCalendar = 'persian' | 'islamic-umalqura';
+const FORMATS = new Map<LunarSolarCalendar, Intl.DateTimeFormat>();
+const CONVERTED = new Map<string, { year: number; month: number; day: number } | null>();
+const DAY_MS = 86_400_000;
+
+function inCalendar(calendar: LunarSolarCalendar, ms: number): [number, number, number] {
+  let format = FORMATS.get(calendar);
+  if (!format) {
+    format = new Intl.DateTimeFormat(`en-u-ca-${calendar}`, {
+      timeZone: 'UTC',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+    });
+    FORMATS.set(calendar, format);
+  }
+  const parts = Object.fromEntries(format.formatToParts(ms).map((p) => [p.type, p.value]));
+  return [Number(parts.year), Number(parts.month), Number(parts.day)];
+}
+
+/**
+ * A Persian (`AP`) or Islamic (`AH`) date as a Gregorian one, or null when no such day exists:
+ * found by stepping from an estimate until the calendar (ICU's, through Intl) writes that very
+ * date. Each distinct date is converted once.
+ */
+export function fromCalendar(
+  era: 'AP' | 'AH',
+  year: number,
+  month: number,
+  day: number,
+): { year: number; month: number; day: number } | null {
+  const key = `${era}${year}-${month}-${day}`;
+  const known = CONVERTED.get(key);
+  if (known !== undefined) return known;
+  let result: { year: number; month: number; day: number } | null = null;
+  if (month >= 1 && month <= 12 && day >= 1 && day <= 31) {
+    const calendar: LunarSolarCalendar = era === 'AP' ? 'persian' : 'islamic-umalqura';
+    const yearDays = era === 'AP' ? 365.2422 : 354.367;
+    const epoch = era === 'AP' ? Date.UTC(622, 2, 22) : Date.UTC(622, 6, 16);
+    let ms = epoch + Math.round(((year - 1) * yearDays + (month - 1) * (yearDays / 12) + (day - 1)) * DAY_MS);
+    for (let step = 0; step < 8; step++) {
+      const [y, m, d] = inCalendar(calendar, ms);
+      if (y === year && m === month && d === day) {
+        const g = new Date(ms);
+        result = { year: g.getUTCFullYear(), month: g.getUTCMonth() + 1, day: g.getUTCDate() };
+        break;
+      }
+      const off = (year - y) * yearDays + (month - m) * (yearDays / 12) + (day - d);
+      // Past the month's last day the calendar answers the next month's first: no such date.
+      if (step > 3 && Math.abs(off) < 2) break;
+      ms += Math.round(off) * DAY_MS;
+    }
+  }
+  CONVERTED.set(key, result);
+  return result;
 }

@@ -1,4 +1,10 @@
-import { type DateField, dateOrderForLanguage, gregorianYear, isValidDate } from './calendar.ts';
+import {
+  type DateField,
+  dateOrderForLanguage,
+  fromCalendar,
+  gregorianYear,
+  isValidDate,
+} from './calendar.ts';
 import type { DateOrder, DateOrderEvidence, DateReading } from './types.ts';
 
 export interface NumericDate {
@@ -15,16 +21,16 @@ export interface YearMonthDay {
   readonly day: number;
 }
 
+const NO_DATE: YearMonthDay = { year: 0, month: 0, day: 0 };
+
 export function readDate(fields: readonly [DateField, DateField, DateField], order: DateOrder): YearMonthDay {
   const [a, b, c] = fields;
-  switch (order) {
-    case 'DMY':
-      return { year: gregorianYear(c), month: b.value, day: a.value };
-    case 'MDY':
-      return { year: gregorianYear(c), month: a.value, day: b.value };
-    case 'YMD':
-      return { year: gregorianYear(a), month: b.value, day: c.value };
+  const [year, month, day] = order === 'DMY' ? [c, b, a] : order === 'MDY' ? [c, a, b] : [a, b, c];
+  // Persian and Islamic dates convert whole: their months are not the Gregorian ones.
+  if (year.era === 'AP' || year.era === 'AH') {
+    return fromCalendar(year.era, year.value, month.value, day.value) ?? NO_DATE;
   }
+  return { year: gregorianYear(year), month: month.value, day: day.value };
 }
 
 const pad = (n: number, width = 2): string => String(n).padStart(width, '0');

@@ -133,6 +133,21 @@ describe('years', () => {
     const result = ok(parseChatExport(`${written}, 14:05 - Ana: hi\n`, { deviceLanguage: 'th' }));
     expect(result.messages[0]?.localTime).toBe(`${date}T14:05:00`);
   });
+
+  it.each([
+    ['Persian calendar, year first', '1402/12/15', 'fa', '2024-03-05'],
+    ['Persian new year', '1403/1/1', 'fa', '2024-03-20'],
+    ['Islamic (Umm al-Qura) calendar, day first', '24/8/1445', 'ar-SA', '2024-03-05'],
+  ])('%s: %s is %s', (_name, written, language, date) => {
+    const result = ok(parseChatExport(`${written}, 14:05 - Ana: hi\n`, { deviceLanguage: language }));
+    expect(result.messages[0]?.localTime).toBe(`${date}T14:05:00`);
+  });
+
+  it('a day the Persian calendar does not have is not a date', () => {
+    // 1402 is not a leap year: Esfand has 29 days.
+    const result = parseChatExport('1402/12/30, 14:05 - Ana: hi\n', { deviceLanguage: 'fa' });
+    expect(result).toMatchObject({ ok: false, error: 'not_an_export' });
+  });
 });
 
 describe('times', () => {
