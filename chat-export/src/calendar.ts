@@ -242,8 +242,8 @@ function inCalendar(calendar: LunarSolarCalendar, ms: number): [number, number, 
 
 /**
  * A Persian (`AP`) or Islamic (`AH`) date as a Gregorian one, or null when no such day exists:
- * found by stepping from an estimate until the calendar (ICU's, through Intl) writes that very
- * date. Each distinct date is converted once.
+ * found from an estimate, then day by day, until the calendar (ICU's, through Intl) writes that
+ * very date. Each distinct date is converted once.
  */
 export function fromCalendar(
   era: 'AP' | 'AH',
@@ -260,17 +260,26 @@ export function fromCalendar(
     const yearDays = era === 'AP' ? 365.2422 : 354.367;
     const epoch = era === 'AP' ? Date.UTC(622, 2, 22) : Date.UTC(622, 6, 16);
     let ms = epoch + Math.round(((year - 1) * yearDays + (month - 1) * (yearDays / 12) + (day - 1)) * DAY_MS);
-    for (let step = 0; step < 8; step++) {
+    // Coarse: jump by the estimated distance (months of unequal length leave a few days off).
+    for (let step = 0; step < 3; step++) {
       const [y, m, d] = inCalendar(calendar, ms);
-      if (y === year && m === month && d === day) {
+      ms += Math.round((year - y) * yearDays + (month - m) * (yearDays / 12) + (day - d)) * DAY_MS;
+    }
+    // Fine: walk day by day towards the date; stepping over it means the calendar has no such day.
+    const target = year * 10_000 + month * 100 + day;
+    let direction = 0;
+    for (let step = 0; step < 90; step++) {
+      const [y, m, d] = inCalendar(calendar, ms);
+      const at = y * 10_000 + m * 100 + d;
+      if (at === target) {
         const g = new Date(ms);
         result = { year: g.getUTCFullYear(), month: g.getUTCMonth() + 1, day: g.getUTCDate() };
         break;
       }
-      const off = (year - y) * yearDays + (month - m) * (yearDays / 12) + (day - d);
-      // Past the month's last day the calendar answers the next month's first: no such date.
-      if (step > 3 && Math.abs(off) < 2) break;
-      ms += Math.round(off) * DAY_MS;
+      const next = at < target ? 1 : -1;
+      if (direction !== 0 && next !== direction) break;
+      direction = next;
+      ms += next * DAY_MS;
     }
   }
   CONVERTED.set(key, result);

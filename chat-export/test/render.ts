@@ -60,6 +60,23 @@ const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', '
 
 type Header = (t: LocalDateTime) => string;
 
+/** The date in another calendar, as a phone set to it writes it (ICU's calendars, through Intl). */
+function inCalendar(
+  calendar: 'persian' | 'islamic-umalqura',
+  t: LocalDateTime,
+): { y: number; m: number; d: number } {
+  const format = new Intl.DateTimeFormat(`en-u-ca-${calendar}`, {
+    timeZone: 'UTC',
+    year: 'numeric',
+    month: 'numeric',
+    day: 'numeric',
+  });
+  const parts = Object.fromEntries(
+    format.formatToParts(Date.UTC(t.year, t.month - 1, t.day)).map((p) => [p.type, p.value]),
+  );
+  return { y: Number(parts.year), m: Number(parts.month), d: Number(parts.day) };
+}
+
 interface Wording {
   /** Android: `IMG-….jpg (file attached)`. */
   readonly fileAttached: string;
@@ -240,6 +257,24 @@ export const STYLES: readonly ExportStyle[] = [
     'ios fi dotted',
     'fi',
     (t) => `${t.day}.${t.month}.${t.year}, ${t.hour}.${pad(t.minute)}.${pad(t.second)}`,
+    EN,
+  ),
+  ios(
+    'ios fa persian calendar',
+    'fa',
+    (t) => {
+      const p = inCalendar('persian', t);
+      return `${persianDigits(`${p.y}/${p.m}/${p.d}`)}، ${persianDigits(hms(t))}`;
+    },
+    EN,
+  ),
+  android(
+    'android ar islamic calendar',
+    'ar-SA',
+    (t) => {
+      const h = inCalendar('islamic-umalqura', t);
+      return `${arabicDigits(String(h.d))}${RLM}/${arabicDigits(String(h.m))}${RLM}/${arabicDigits(String(h.y))}، ${arabicDigits(hm(t))}`;
+    },
     EN,
   ),
   ios('ios buddhist', 'en-US', (t) => `${t.month}/${t.day}/${t.year + 543} BE, ${hms(t)}`, EN),
