@@ -6,10 +6,10 @@ const escapeRegex = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g
 const tables = Object.values(LANGUAGES);
 const all = <T>(pick: (table: (typeof tables)[number]) => readonly T[]): T[] => tables.flatMap(pick);
 /** Persian text is written with and without zero-width non-joiners; compare without them. */
-const fold = (text: string): string =>
-  cleanInline(text)
-    .replace(/\u200C/g, '')
-    .trim();
+const fold = (text: string): string => {
+  const clean = cleanInline(text);
+  return (clean.includes('\u200C') ? clean.replace(/\u200C/g, '') : clean).trim();
+};
 const alternation = (items: readonly string[]): string =>
   [...new Set(items.map(fold))]
     .sort((a, b) => b.length - a.length)

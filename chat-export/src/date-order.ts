@@ -25,7 +25,9 @@ const NO_DATE: YearMonthDay = { year: 0, month: 0, day: 0 };
 
 export function readDate(fields: readonly [DateField, DateField, DateField], order: DateOrder): YearMonthDay {
   const [a, b, c] = fields;
-  const [year, month, day] = order === 'DMY' ? [c, b, a] : order === 'MDY' ? [c, a, b] : [a, b, c];
+  const year = order === 'YMD' ? a : c;
+  const month = order === 'MDY' ? a : b;
+  const day = order === 'DMY' ? a : order === 'MDY' ? b : c;
   // Persian and Islamic dates convert whole: their months are not the Gregorian ones.
   if (year.era === 'AP' || year.era === 'AH') {
     return fromCalendar(year.era, year.value, month.value, day.value) ?? NO_DATE;
