@@ -10,8 +10,7 @@
  *   --token       an inbox token of an admin or of a user who may write to the chat ($INBOX_TOKEN)
  *   --wa-id       the customer's number, digits with the country code
  *   --handle      the customer's name as the export writes it, when it is not their number
- *   --utc-offset  the exporting phone's offset: minutes or hours (`--utc-offset=-180`, `--utc-offset=+02:00`;
- *                 with `=` since a negative value starts with a dash)
+ *   --utc-offset  the exporting phone's offset: minutes (-180) or hours (+02:00)
  *   --time-zone   the phone's IANA zone (Europe/Berlin): wins over --utc-offset, right across summer time
  *   --lang        the phone's language, with country when known (pt-BR)
  *   --dry-run     check the export and print what would be sent, upload nothing
@@ -24,9 +23,24 @@ function fail(message: string): never {
   process.exit(1);
 }
 
+/** `--utc-offset -180` as `--utc-offset=-180`: parseArgs takes a value starting with a dash for an option. */
+function withNegativeOffsets(argv: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? '';
+    const next = argv[i + 1];
+    if (arg === '--utc-offset' && next !== undefined && /^-\d/.test(next)) {
+      out.push(`${arg}=${next}`);
+      i++;
+    } else out.push(arg);
+  }
+  return out;
+}
+
 const args = (() => {
   try {
     return parseArgs({
+      args: withNegativeOffsets(process.argv.slice(2)),
       allowPositionals: true,
       options: {
         url: { type: 'string', default: process.env.INBOX_URL ?? 'http://127.0.0.1:8080' },
