@@ -227,6 +227,21 @@ describe('re-imports and overlapping exports', () => {
   });
 });
 
+describe('text PostgreSQL cannot store', () => {
+  it.each([
+    ['U+0000', 'nul \u0000 here'],
+    ['an unpaired surrogate', 'a lone \ud800 here'],
+  ])('%s in the text is refused like in every inbox body (400 validation_error)', async (_name, text) => {
+    const res = await importChat({
+      chat_text: `01/06/2024, 09:00 - +44 7700 900444: ${text}\n`,
+      utc_offset_minutes: 60,
+      device_language_code: 'en-GB',
+      media_files: [],
+    });
+    expect([res.status, ((await res.json()) as { code: string }).code]).toEqual([400, 'validation_error']);
+  });
+});
+
 describe('bad input answers a clear 4xx', () => {
   const valid = {
     chat_text: '01/06/2024, 09:00 - +44 7700 900888: Hello\n',

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { type ChatImportContact, type ImportedLine, ServiceError, WaIdSchema } from '@switchboard/proto';
 
 /**
@@ -177,10 +177,10 @@ export function importedMessageId(waId: string, line: ImportedLine): string {
     line.media?.file_name ?? null,
     line.ordinal,
   ]);
-  const hash = createHash('sha256').update(key).digest('hex');
+  const digest = hash('sha256', key, 'hex');
   // Shaped as a UUID (version 8: custom) for the `uuid` id column, led by the time as written
   // (48 bits of milliseconds), so one import's ids grow with time and go to the end of the index.
-  const hex = wallMs(line.local_time).toString(16).padStart(12, '0').slice(-12) + hash.slice(12);
+  const hex = wallMs(line.local_time).toString(16).padStart(12, '0').slice(-12) + digest.slice(12);
   const variant = ((Number.parseInt(hex.charAt(16), 16) & 0x3) | 0x8).toString(16);
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }

@@ -1,4 +1,10 @@
-import { canWriteChat, type importChat as contract, type Principal, ServiceError } from '@switchboard/proto';
+import {
+  canWriteChat,
+  type importChat as contract,
+  type ImportedLine,
+  type Principal,
+  ServiceError,
+} from '@switchboard/proto';
 import {
   createClock,
   decideCustomer,
@@ -6,6 +12,7 @@ import {
   importedPayload,
   isTimeZone,
 } from '../domain/chat-import.ts';
+import { storableValue } from '../domain/storable.ts';
 import { chatAuditEntry, insertAuditEntry } from '../store/audit.ts';
 import { findChat } from '../store/chats.ts';
 import { type ImportedRow, insertImportedMessages } from '../store/imports.ts';
@@ -17,6 +24,11 @@ export interface ImportDeps {
   db: Db;
   account: WhatsappAccount;
 }
+
+const storableString = (s: string | null | undefined): boolean =>
+  !s || (s.isWellFormed() && !s.includes('\u0000'));
+const isStorable = (line: ImportedLine): boolean =>
+  storableString(line.text) && storableString(line.media?.file_name) && storableString(line.media?.mime_type);
 
 /** Admins and users who may write to the chat; a chat that does not exist yet counts as unassigned. */
 async function assertMayImport(db: Db, p: Principal, waId: string): Promise<void> {
@@ -53,7 +65,9 @@ export async function importChat(deps: ImportDeps, r: RequestOf<typeof contract>
     const fromUs = !customer.isCustomer(line.sender, line.sender_number);
     const timestamp = clock(line.local_time);
     const { type, payload } = importedPayload(customer.waId, id, line, fromUs, timestamp);
-    return { id, type, wabaPayload: payload, fromUs, timestamp, createdAt: new Date(base + line.position) };
+    // What jsonb cannot hold (U+0000, unpaired surrogates) reads U+FFFD, as everywhere in chats.
+    const wabaPayload = isStorable(line) ? payload : storableValue(payload);
+    return { id, type, wabaPayload, fromUs, timestamp, createdAt: new Date(base + line.position) };
   });
   const newMessages = await insertImportedMessages(db, customer.waId, customer.name, rows);
 
