@@ -54,6 +54,7 @@ export interface ImportResult {
 const PART_MESSAGES = 10_000;
 const PART_BYTES = 3 * 1024 * 1024;
 const PARTS_IN_FLIGHT = 3;
+const FIRST_PART_MESSAGES = 500;
 
 export function isTimeZone(name: string): boolean {
   try {
@@ -238,7 +239,9 @@ function partsOf(lines: readonly ImportedLine[]): ImportedLine[][] {
   let bytes = 0;
   for (const l of lines) {
     const size = 3 * (l.text.length + l.sender.length + (l.media?.file_name?.length ?? 0)) + 300;
-    if (current.length > 0 && (current.length >= PART_MESSAGES || bytes + size > PART_BYTES)) {
+    // The first part goes alone (it creates the chat): small, so the others start soon.
+    const limit = parts.length === 0 ? FIRST_PART_MESSAGES : PART_MESSAGES;
+    if (current.length > 0 && (current.length >= limit || bytes + size > PART_BYTES)) {
       parts.push(current);
       current = [];
       bytes = 0;
