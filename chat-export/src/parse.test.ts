@@ -157,6 +157,12 @@ describe('times', () => {
     ['1:05 PM', '13:05'],
     ['11:59 pm', '23:59'],
     ['12:05 a. m.', '00:05'],
+    ['2:05 μ.μ.', '14:05'],
+    ['2:05 π.μ.', '02:05'],
+    ['9:30 م', '21:30'],
+    ['9:30 ص', '09:30'],
+    ['2:05\u202FPM', '14:05'],
+    ['2:05\u2009PM', '14:05'],
   ])('%s is %s', (written, expected) => {
     const result = ok(parseChatExport(`3/14/23, ${written} - Ana: hi\n`, { deviceLanguage: 'en-US' }));
     expect(result.messages[0]?.localTime).toBe(`2023-03-14T${expected}:00`);
