@@ -6,6 +6,7 @@ ENV NODE_ENV=production
 COPY package.json package-lock.json ./
 COPY proto/package.json proto/
 COPY kit/package.json kit/
+COPY chat-export/package.json chat-export/
 COPY services/gateway/package.json services/gateway/
 COPY services/chats/package.json services/chats/
 COPY services/fanout/package.json services/fanout/
@@ -17,6 +18,7 @@ COPY services/sandbox/package.json services/sandbox/
 RUN npm ci --omit=dev --no-audit --no-fund
 COPY proto proto
 COPY kit kit
+COPY chat-export chat-export
 COPY services services
 USER node
 CMD ["node", "services/gateway/src/main.ts"]

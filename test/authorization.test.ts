@@ -86,6 +86,8 @@ const tagChats: Matrix = { ...readChats, agent_no_tags: 403 };
 const tagChatB: Matrix = { ...tagChats, agent_assigned: 404 };
 /** Saved responses: every inbox user; the configurator does not work in the inbox. */
 const inboxUsers: Matrix = { ...everyone, configurator: 403 };
+/** Importing into chat B: a write to it, refused outright (403) when the caller may not write it. */
+const importChatB: Matrix = { ...readChats, agent_read_only: 403, agent_assigned: 403 };
 /** Another user's webhook: an agent is told it does not exist. */
 const othersWebhook: Matrix = {
   ...adminsOnly,
@@ -279,6 +281,18 @@ const ROWS: Row[] = [
     path: '/api/v1/messages/{id}/',
     url: () => `/api/v1/messages/${sentWamid}/`,
     expect: readChatB,
+  },
+  {
+    method: 'POST',
+    path: '/api/v1/chat_import/',
+    url: () => '/api/v1/chat_import/',
+    body: () => ({
+      chat_text: '14/03/2024, 10:00 - +49 1555 0000002: Imported hello\n',
+      utc_offset_minutes: 60,
+      device_language_code: 'de-DE',
+      media_files: [],
+    }),
+    expect: importChatB,
   },
   {
     method: 'POST',

@@ -56,6 +56,20 @@ afterAll(async () => {
   await inbox?.stop();
 });
 
+/** `chat_import/` as the admin, with a valid request changed by `change`. */
+function importChat(change: Record<string, unknown>): Promise<Response> {
+  return inbox.api('POST', '/api/v1/chat_import/', {
+    token: admin,
+    body: {
+      chat_text: '01/06/2024, 09:00 - +44 7700 900888: Hello\n',
+      utc_offset_minutes: 60,
+      device_language_code: 'en-GB',
+      media_files: [],
+      ...change,
+    },
+  });
+}
+
 /** One request per code; the last one stops chats, so it runs last. */
 const TRIGGERS: Array<[ErrorCode, () => Promise<Response>]> = [
   ['validation_error', () => inbox.api('POST', '/api/v1/users/', { token: admin, body: {} })],
@@ -198,6 +212,43 @@ const TRIGGERS: Array<[ErrorCode, () => Promise<Response>]> = [
   ],
   // The network blocks only customers who wrote in the last 24 hours.
   ['block_refused', () => inbox.api('POST', '/api/v1/contacts/4915550007002/block/', { token: admin })],
+  ['not_a_chat_export', () => importChat({ chat_text: 'Dear shop, this is our chat.' })],
+  [
+    'mixed_chat_formats',
+    () =>
+      importChat({
+        chat_text: [
+          '10/06/2024, 09:00 - +44 7700 900888: a',
+          '11/06/2024, 09:01 - +44 7700 900888: b',
+          '[12/06/2024, 10:00:00] +44 7700 900888: c',
+          '[13/06/2024, 10:01:00] +44 7700 900888: d',
+        ].join('\n'),
+      }),
+  ],
+  [
+    'ambiguous_date_order',
+    () =>
+      importChat({
+        chat_text: '03/04/2024, 09:00 - +44 7700 900888: a\n05/06/2024, 09:00 - +44 7700 900888: b\n',
+        device_language_code: 'en',
+      }),
+  ],
+  [
+    'too_many_chat_participants',
+    () =>
+      importChat({
+        chat_text:
+          '01/06/2024, 09:00 - +44 7700 900888: a\n01/06/2024, 09:01 - +44 7700 900999: b\n01/06/2024, 09:02 - Shop: c\n',
+      }),
+  ],
+  ['chat_customer_unknown', () => importChat({ chat_text: '01/06/2024, 09:00 - Jane: Hello\n' })],
+  [
+    'invalid_base64',
+    () =>
+      importChat({
+        media_files: [{ b64_content: 'not base64!', mime_type: 'image/jpeg', file_name: 'a.jpg' }],
+      }),
+  ],
   ['payload_too_large', () => inbox.networkPost(`{"pad":"${'x'.repeat(3_200_000)}"}`)],
   ['uri_too_long', () => inbox.api('GET', `/api/v1/messages/${'a'.repeat(200)}/`, { token: admin })],
   ['unsupported_media_type', () => inbox.networkPost('{}', 'application/xml')],

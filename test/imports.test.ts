@@ -22,7 +22,7 @@ function tsFiles(dir: string): string[] {
 }
 
 /** Every package of the repository: its directory by its name. */
-const packageDirs = ['proto', 'kit', 'testkit', 'test/openapi-gen', ...serviceDirs()];
+const packageDirs = ['proto', 'kit', 'testkit', 'chat-export', 'test/openapi-gen', ...serviceDirs()];
 function serviceDirs(): string[] {
   return readdirSync(join(root, 'services'), { withFileTypes: true })
     .filter((e) => e.isDirectory())

@@ -57,6 +57,28 @@ export const errorCatalogue = {
   already_tagged: { status: 409, message: 'It already has this tag.' },
   tag_name_taken: { status: 409, message: 'Another tag has this name.' },
   block_refused: { status: 409, message: 'The network refused to block this customer.' },
+  not_a_chat_export: {
+    status: 400,
+    message: 'chat_text is not an exported chat: no line starts with a message date and time.',
+  },
+  mixed_chat_formats: {
+    status: 400,
+    message: 'chat_text mixes export formats (two exports pasted together?); import them one by one.',
+  },
+  ambiguous_date_order: {
+    status: 400,
+    message:
+      'The dates read as well day-first as month-first; give the device_language_code with its country (e.g. en-GB).',
+  },
+  too_many_chat_participants: {
+    status: 400,
+    message: 'A chat import holds one customer and the business: at most two participants.',
+  },
+  chat_customer_unknown: {
+    status: 400,
+    message: 'The customer cannot be told from the export: give chat_participants with their number.',
+  },
+  invalid_base64: { status: 400, message: 'A media file is not valid base64.' },
   payload_too_large: { status: 413, message: 'The request body is too large.' },
   uri_too_long: { status: 414, message: 'A path segment is too long.' },
   unsupported_media_type: { status: 415, message: 'The content type is not supported.' },

@@ -1,5 +1,6 @@
 export * from './audit.ts';
 export * from './bus.ts';
+export * from './chat-import.ts';
 export * from './contracts.ts';
 export * from './errors.ts';
 export * from './events.ts';

@@ -15,6 +15,7 @@ import {
   gatewayOutboxContracts,
 } from './adapters/audit.ts';
 import type { Mailer } from './adapters/mailer.ts';
+import { noMediaSink } from './adapters/media-sink.ts';
 import { createPrincipalCache, type PrincipalCache } from './adapters/principal-cache.ts';
 import { createTokenBox } from './adapters/secrets.ts';
 import type { GatewayConfig } from './config.ts';
@@ -22,6 +23,7 @@ import { createGuards, type Guards } from './http/guards.ts';
 import { auditLogRoutes } from './routes/audit-logs.ts';
 import { authRoutes } from './routes/auth.ts';
 import { chatAssignmentRoutes } from './routes/chat-assignment.ts';
+import { chatImportRoutes } from './routes/chat-import.ts';
 import { chatTaggingRoutes } from './routes/chat-tagging.ts';
 import { chatRoutes } from './routes/chats.ts';
 import { contactProviderRoutes } from './routes/contact-providers.ts';
@@ -181,6 +183,14 @@ export async function buildApp(deps: GatewayDeps): Promise<Gateway> {
   await app.register(messageRoutes, { ...api, users, groups });
   await app.register(chatRoutes, { ...api, users, groups });
   await app.register(chatAssignmentRoutes, { ...api, users, groups });
+  // Imported media files are reported, not stored, until a media store is wired in here.
+  await app.register(chatImportRoutes, {
+    ...api,
+    users,
+    groups,
+    media: noMediaSink,
+    maxBytes: config.CHAT_IMPORT_MAX_BYTES,
+  });
   await app.register(markAsReceivedRoutes, api);
   await app.register(personRoutes, api);
   await app.register(templateRoutes, api);

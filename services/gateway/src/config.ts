@@ -61,6 +61,12 @@ export const GatewayConfigSchema = BaseEnvSchema.extend({
     .default('mailto:push@switchboard.local'),
   /** Let push endpoints be private, loopback or link-local addresses (development and tests only). */
   PUSH_ALLOW_PRIVATE_TARGETS: envBoolean.default(false),
+  /** Largest `chat_import/` request body (the export text plus its media as base64), in bytes. */
+  CHAT_IMPORT_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(100 * 1024 * 1024),
 }).transform((c) => ({ ...c, PUBLIC_URL: c.PUBLIC_URL ?? `http://${c.HOST}:${c.PORT}` }));
 
 export type GatewayConfig = z.infer<typeof GatewayConfigSchema>;

@@ -2,6 +2,7 @@
 export { assignChat } from './assign-chat.ts';
 export { getChat } from './get-chat.ts';
 export { getMessage } from './get-message.ts';
+export { type ImportDeps, importChat } from './import-chat.ts';
 export {
   type DeadLetterDeps,
   listInboundDeadLetters,

@@ -1,0 +1,164 @@
+/**
+ * Chat import benchmark on a generated 100,000-line export:
+ *
+ *  parse:  `@switchboard/chat-export` alone (median of several runs after a warm-up), beside a
+ *          raw baseline measured in the same run: the same text split into lines and each line
+ *          tested against one fixed-format header regex (what a parser of one known format costs
+ *          at least);
+ *  import: the whole `POST /api/v1/chat_import/` on real infrastructure (nats-server, embedded
+ *          PostgreSQL, the sandbox, gateway and chats as their own processes), from the request
+ *          to the answer with every message stored; then the same request again (nothing new),
+ *          beside a raw baseline: a bare Fastify server taking the same body.
+ *
+ * The target for the whole import is 3 s.
+ *
+ *   node bench/chat-import/run.ts [--lines 100000] [--runs 5] [--parse-only]
+ *
+ * `SERVICE_NODE_OPTIONS="--cpu-prof --cpu-prof-dir=/tmp/prof"` profiles the gateway and chats.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { parseChatExport } from '@switchboard/chat-export';
+import { sandboxSettings, startSandbox } from '@switchboard/sandbox';
+import { startLocalInfra } from '@switchboard/testkit/infra';
+import { freePort, repoRoot, spawnService, uniqueInstanceId, waitFor } from '@switchboard/testkit/tools';
+import Fastify from 'fastify';
+import { percentile, round } from '../stats.ts';
+import { generateExport } from './export.ts';
+
+const args = parseArgs({
+  options: {
+    lines: { type: 'string', default: '100000' },
+    runs: { type: 'string', default: '5' },
+    'parse-only': { type: 'boolean', default: false },
+  },
+}).values;
+const LINES = Number(args.lines);
+const RUNS = Number(args.runs);
+
+const text = generateExport(LINES);
+
+function timed<T>(fn: () => T): { ms: number; value: T } {
+  const start = performance.now();
+  const value = fn();
+  return { ms: performance.now() - start, value };
+}
+
+const RAW_HEADER = /^(\d{2})\/(\d{2})\/(\d{4}), (\d{2}):(\d{2}) - ([^:]+): /;
+function raw(): number {
+  let headers = 0;
+  for (const line of text.split('\n')) if (RAW_HEADER.test(line)) headers++;
+  return headers;
+}
+
+const parse = () => parseChatExport(text, { deviceLanguage: 'en-GB' });
+parse();
+raw();
+const parseMs: number[] = [];
+const rawMs: number[] = [];
+let messages = 0;
+for (let r = 0; r < RUNS; r++) {
+  const p = timed(parse);
+  if (!p.value.ok) throw new Error(`generated export did not parse: ${p.value.error}`);
+  messages = p.value.messages.length;
+  parseMs.push(p.ms);
+  rawMs.push(timed(raw).ms);
+}
+
+const parseP50 = percentile(parseMs, 50);
+const rawP50 = percentile(rawMs, 50);
+const result: Record<string, unknown> = {
+  lines: LINES,
+  bytes: Buffer.byteLength(text),
+  messages,
+  parse: { runs: RUNS, p50_ms: round(parseP50), max_ms: round(Math.max(...parseMs)) },
+  raw_baseline: { p50_ms: round(rawP50) },
+  parse_over_raw: round(parseP50 / rawP50, 2),
+  target_whole_import_ms: 3000,
+};
+if (!args['parse-only']) result.import = await measureImport();
+await mkdir(join(repoRoot, 'bench/results'), { recursive: true });
+await writeFile(join(repoRoot, 'bench/results/chat-import.json'), `${JSON.stringify(result, null, 2)}\n`);
+console.log(JSON.stringify(result, null, 2));
+
+async function measureImport(): Promise<Record<string, unknown>> {
+  const infra = await startLocalInfra();
+  const databaseUrl = await infra.createDatabase('bench_chat_import');
+  const sandbox = await startSandbox({ settings: sandboxSettings({}) });
+  const seed = sandbox.seed;
+  if (!seed) throw new Error('no sandbox seed');
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const env = {
+    DATABASE_URL: databaseUrl,
+    NATS_URL: infra.natsUrl,
+    INSTANCE_ID: uniqueInstanceId('bench'),
+    PUBLIC_URL: url,
+    NETWORK_BASE_URL: sandbox.url,
+    NETWORK_API_KEY: seed.apiKey,
+    WABA_PHONE_NUMBER: seed.displayPhoneNumber,
+    WABA_WEBHOOK_SECRET: seed.webhookSecret,
+    LOG_LEVEL: 'error',
+    ...(process.env.SERVICE_NODE_OPTIONS && { NODE_OPTIONS: process.env.SERVICE_NODE_OPTIONS }),
+  };
+  const gateway = spawnService(join(repoRoot, 'services/gateway/src/main.ts'), {
+    ...env,
+    PORT: String(port),
+    INBOX_SECRET_KEY: 'bench-secret-key-0123456789abcdef0123',
+    INBOX_ADMIN_USERNAME: 'bench',
+    INBOX_ADMIN_PASSWORD: 'a long quiet passphrase 1',
+  });
+  const chats = spawnService(join(repoRoot, 'services/chats/src/main.ts'), env);
+  try {
+    await waitFor(
+      async () => (await fetch(`${url}/api/v1/status/health/`).catch(() => null))?.status === 200,
+      60_000,
+      () => gateway.output(),
+    );
+    const login = await fetch(`${url}/api/v1/auth/token/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'bench', password: 'a long quiet passphrase 1' }),
+    });
+    const { token } = (await login.json()) as { token: string };
+    const body = JSON.stringify({
+      chat_text: text,
+      utc_offset_minutes: 60,
+      device_language_code: 'en-GB',
+      media_files: [],
+    });
+    const post = async (target: string, headers: Record<string, string> = {}) => {
+      const start = performance.now();
+      const res = await fetch(target, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body,
+      });
+      const answer = (await res.json()) as { new_messages?: number };
+      if (res.status !== 200) throw new Error(`import answered ${res.status}: ${JSON.stringify(answer)}`);
+      return { ms: performance.now() - start, newMessages: answer.new_messages ?? 0 };
+    };
+    const auth = { authorization: `Token ${token}` };
+    const first = await post(`${url}/api/v1/chat_import/`, auth);
+    const again = await post(`${url}/api/v1/chat_import/`, auth);
+
+    const raw = Fastify({ logger: false, bodyLimit: 100 * 1024 * 1024 });
+    raw.post('/api/v1/chat_import/', async () => ({ new_messages: 0 }));
+    await raw.listen({ host: '127.0.0.1', port: 0 });
+    const address = raw.server.address();
+    if (!address || typeof address === 'string') throw new Error('no raw port');
+    const rawPost = await post(`http://127.0.0.1:${address.port}/api/v1/chat_import/`);
+    await raw.close();
+    return {
+      first: { ms: round(first.ms), new_messages: first.newMessages },
+      again: { ms: round(again.ms), new_messages: again.newMessages },
+      raw_baseline_ms: round(rawPost.ms),
+      within_target: first.ms <= 3000,
+    };
+  } finally {
+    await Promise.all([gateway.stop(), chats.stop()]);
+    await sandbox.close();
+    await infra.stop();
+  }
+}

@@ -1,0 +1,84 @@
+import { type Kysely, sql } from 'kysely';
+import type { ChatsDatabase } from '../db.ts';
+import { ensureChat } from './chats.ts';
+
+export interface ImportedRow {
+  id: string;
+  type: string;
+  wabaPayload: unknown;
+  fromUs: boolean;
+  timestamp: number;
+  /** Orders messages of one second as the export did (listing orders by time, then this). */
+  createdAt: Date;
+}
+
+/** Rows per INSERT: one JSON parameter per chunk, whatever the row count. */
+const ROWS_PER_STATEMENT = 10_000;
+
+/**
+ * Stores imported messages of one chat, creating its person and chat when missing, in one
+ * transaction. A message whose id is already stored is skipped (re-imports add only what is
+ * new); the chat's last activity moves forward, its care window does not (imported messages are
+ * history, not a customer writing now). Answers how many were new.
+ */
+export async function insertImportedMessages(
+  db: Kysely<ChatsDatabase>,
+  waId: string,
+  customerName: string | null,
+  rows: readonly ImportedRow[],
+): Promise<number> {
+  return db.transaction().execute(async (trx) => {
+    await ensureChat(trx, waId);
+    if (customerName) {
+      await trx
+        .updateTable('persons')
+        .set({ profile_name: customerName, updated_at: sql`now()` })
+        .where('wa_id', '=', waId)
+        .where('profile_name', '=', '')
+        .execute();
+    }
+    let inserted = 0;
+    for (let at = 0; at < rows.length; at += ROWS_PER_STATEMENT) {
+      // A re-import (or the overlap of a later export) is mostly stored already: skip those rows
+      // before building their bodies in PostgreSQL; ON CONFLICT still settles a concurrent import.
+      const ids = rows.slice(at, at + ROWS_PER_STATEMENT).map((r) => r.id);
+      const stored = await sql<{
+        id: string;
+      }>`select id from messages where id = any(${ids}::uuid[])`.execute(trx);
+      const known = new Set(stored.rows.map((r) => r.id));
+      const chunk = rows.slice(at, at + ROWS_PER_STATEMENT).filter((r) => !known.has(r.id));
+      if (chunk.length === 0) continue;
+      // The rows as one JSON parameter (jsonb_to_recordset): serialized natively in one call here
+      // and parsed once by PostgreSQL, instead of escaping every element of per-column arrays.
+      // Customer messages are history the business already handled on the phone: received.
+      const json = JSON.stringify(
+        chunk.map((r) => ({
+          id: r.id,
+          from_us: r.fromUs,
+          type: r.type,
+          payload: r.wabaPayload,
+          ts: r.timestamp,
+          created_at: r.createdAt.toISOString(),
+        })),
+      );
+      const result = await sql`
+        insert into messages (id, wamid, wa_id, from_us, received, type, waba_payload, sender_user_id, timestamp,
+                              send_state, created_at)
+        select u.id, null, ${waId}, u.from_us, not u.from_us, u.type, u.payload, null, u.ts, null, u.created_at
+        from jsonb_to_recordset(${json}::jsonb)
+          as u(id uuid, from_us boolean, type text, payload jsonb, ts bigint, created_at timestamptz)
+        on conflict (id) do nothing
+      `.execute(trx);
+      inserted += Number(result.numAffectedRows ?? 0n);
+    }
+    const latest = rows.reduce((max, r) => Math.max(max, r.timestamp), 0);
+    if (latest > 0) {
+      await trx
+        .updateTable('chats')
+        .set({ last_message_at: sql<number>`greatest(last_message_at, ${latest})` })
+        .where('wa_id', '=', waId)
+        .execute();
+    }
+    return inserted;
+  });
+}
