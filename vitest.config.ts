@@ -5,7 +5,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
  * alone by `npm run test:unit`. Pure functions beside the code, the cross-service checks that
  * need nothing running, and the import rules.
  */
-const unitInTest = ['test/imports.test.ts', 'test/secret-keys.test.ts'];
+const unitInTest = ['test/imports.test.ts', 'test/secret-keys.test.ts', 'test/layout.test.ts'];
 const unit = [
   'proto/src/**/*.test.ts',
   'chat-export/src/**/*.test.ts',

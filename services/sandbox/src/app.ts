@@ -2,10 +2,7 @@ import { randomBytes } from 'node:crypto';
 import multipart from '@fastify/multipart';
 import { createHttpServer, type HttpServer, type Logger, registerOpenApi } from '@switchboard/kit';
 import { createOutboundHttp } from './adapters/http-out.ts';
-import { createInboundEngine } from './engine/inbound.ts';
-import { createOutboundEngine } from './engine/outbound.ts';
-import { createScheduler } from './engine/scheduler.ts';
-import { createWebhookDispatcher } from './engine/webhooks.ts';
+import { createScheduler } from './adapters/scheduler.ts';
 import { registerBlockUserRoutes } from './routes/block-users.ts';
 import { registerContactRoutes } from './routes/contacts.ts';
 import { registerClockAndFaultRoutes } from './routes/control/clock-faults.ts';
@@ -18,7 +15,10 @@ import { registerMessageRoutes } from './routes/messages.ts';
 import { registerPartnerHubRoutes } from './routes/partner-hub.ts';
 import { registerTemplateRoutes } from './routes/templates.ts';
 import { registerWebhookConfigRoutes } from './routes/webhook-config.ts';
-import type { SandboxState } from './state/store.ts';
+import type { SandboxState } from './store/store.ts';
+import { createInboundEngine } from './use-cases/inbound.ts';
+import { createOutboundEngine } from './use-cases/outbound.ts';
+import { createWebhookDispatcher } from './use-cases/webhooks.ts';
 
 export interface SandboxDeps {
   log: Logger;

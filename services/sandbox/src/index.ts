@@ -1,12 +1,12 @@
 import { createLogger, type Logger } from '@switchboard/kit';
-import { buildSandbox } from './app.ts';
 import {
   type NumberBehaviour,
   SandboxConfigSchema,
   type SandboxSettings,
   settingsFromEnv,
 } from './config.ts';
-import { createSandboxState, type SandboxState } from './state/store.ts';
+import { createSandbox } from './service.ts';
+import type { SandboxState } from './store/store.ts';
 
 export { buildSandbox, type SandboxDeps } from './app.ts';
 export {
@@ -17,8 +17,9 @@ export {
   type SeedNumber,
   settingsFromEnv,
 } from './config.ts';
-export type { BusinessNumber, Customer, SentMessage, WebhookDelivery } from './state/model.ts';
-export { createSandboxState, type NewNumber, type SandboxState } from './state/store.ts';
+export { createSandbox, type SandboxService } from './service.ts';
+export type { BusinessNumber, Customer, SentMessage, WebhookDelivery } from './store/model.ts';
+export { createSandboxState, type NewNumber, type SandboxState } from './store/store.ts';
 
 /** Settings as the environment defaults give them (random seed key and secret), with overrides. */
 export function sandboxSettings(
@@ -67,22 +68,19 @@ export interface SandboxHandle {
 
 /** Starts a listening sandbox (for tests and `npm start`); `close()` stops it and every pending timer. */
 export async function startSandbox(opts: StartSandboxOptions = {}): Promise<SandboxHandle> {
-  const settings = opts.settings ?? sandboxSettings();
-  const state = createSandboxState(settings);
-  const app = await buildSandbox({
+  const sandbox = await createSandbox({
+    settings: opts.settings ?? sandboxSettings(),
     log: opts.log ?? createLogger('sandbox', 'silent'),
-    state,
     ...(opts.random ? { random: opts.random } : {}),
   });
+  const { state } = sandbox;
   const host = opts.host ?? '127.0.0.1';
-  await app.listen({ host, port: opts.port ?? 0 });
-  const address = app.server.address();
-  if (!address || typeof address === 'string') throw new Error('the sandbox is not listening on a TCP port');
+  const port = await sandbox.start({ host, port: opts.port ?? 0 });
   const urlHost = host.includes(':') ? `[${host}]` : host;
   const seed = state.seed;
   return {
-    url: `http://${urlHost}:${address.port}`,
-    port: address.port,
+    url: `http://${urlHost}:${port}`,
+    port,
     state,
     seed: seed
       ? {
@@ -93,6 +91,6 @@ export async function startSandbox(opts: StartSandboxOptions = {}): Promise<Sand
           webhookSecret: seed.webhookSecret,
         }
       : undefined,
-    close: () => app.close(),
+    close: () => sandbox.stop(),
   };
 }

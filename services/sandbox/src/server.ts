@@ -1,14 +1,13 @@
 import { createLogger, handleShutdown, type Telemetry } from '@switchboard/kit';
-import { buildSandbox } from './app.ts';
 import { loadConfig, settingsFromEnv } from './config.ts';
-import { createSandboxState } from './state/store.ts';
+import { createSandbox } from './service.ts';
 
 export async function runSandbox(telemetry: Telemetry): Promise<void> {
   const config = loadConfig();
   const log = createLogger('sandbox', config.LOG_LEVEL);
-  const state = createSandboxState(settingsFromEnv(config));
-  const app = await buildSandbox({ log, state });
-  await app.listen({ host: config.HOST, port: config.PORT });
+  const sandbox = await createSandbox({ settings: settingsFromEnv(config), log });
+  const { state } = sandbox;
+  await sandbox.start({ host: config.HOST, port: config.PORT });
   if (state.seed) {
     // The seed key is random unless configured: print it so a developer can use it.
     log.info(
@@ -23,7 +22,7 @@ export async function runSandbox(telemetry: Telemetry): Promise<void> {
   }
 
   handleShutdown(log, [
-    ['http', () => app.close()],
+    ['http', () => sandbox.stop()],
     ['telemetry', () => telemetry.shutdown()],
   ]);
 }

@@ -1,14 +1,14 @@
 import { createHash } from 'node:crypto';
 import { freePort } from '@switchboard/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mediaFixtures } from '../src/fixtures/media.ts';
-import type { SandboxHandle } from '../src/index.ts';
+import { mediaFixtures } from '../src/domain/fixtures/media.ts';
 import {
   createNetworkClient,
   type NetworkClient,
   NetworkError,
   type NetworkRetryEvent,
-} from '../src/wire.ts';
+} from '../src/domain/wire.ts';
+import type { SandboxHandle } from '../src/index.ts';
 import { call, clientFor, customerSays, newCustomer, startFastSandbox } from './helpers.ts';
 
 let sb: SandboxHandle;

@@ -2,7 +2,6 @@ import { createHmac } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { type Receiver, startReceiver } from '@switchboard/testkit';
 import { z } from 'zod';
-import { type SandboxHandle, sandboxSettings, startSandbox } from '../src/index.ts';
 import {
   createNetworkClient,
   type InboundMessage,
@@ -11,7 +10,8 @@ import {
   MessagesWebhookBodySchema,
   type NetworkClient,
   type NetworkClientOptions,
-} from '../src/wire.ts';
+} from '../src/domain/wire.ts';
+import { type SandboxHandle, sandboxSettings, startSandbox } from '../src/index.ts';
 
 export interface ReceivedWebhook {
   readonly raw: string;

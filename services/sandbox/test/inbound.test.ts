@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { waitFor } from '@switchboard/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { INBOUND_MESSAGE_TYPES, type InboundMessage, type NetworkClient } from '../src/domain/wire.ts';
 import type { SandboxHandle } from '../src/index.ts';
-import { INBOUND_MESSAGE_TYPES, type InboundMessage, type NetworkClient } from '../src/wire.ts';
 import {
   call,
   clientFor,

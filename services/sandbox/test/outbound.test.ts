@@ -1,8 +1,7 @@
 import { waitFor } from '@switchboard/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { mediaFixtures } from '../src/fixtures/media.ts';
-import type { SandboxHandle } from '../src/index.ts';
+import { mediaFixtures } from '../src/domain/fixtures/media.ts';
 import {
   isNetworkError,
   type MessageStatus,
@@ -11,7 +10,8 @@ import {
   NetworkErrorCode,
   OUTBOUND_MESSAGE_TYPES,
   type OutboundMessageInput,
-} from '../src/wire.ts';
+} from '../src/domain/wire.ts';
+import type { SandboxHandle } from '../src/index.ts';
 import {
   call,
   clientFor,

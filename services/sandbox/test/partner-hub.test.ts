@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPartnerHubClient, NetworkError, type PartnerHubClient } from '../src/domain/wire.ts';
 import type { SandboxHandle } from '../src/index.ts';
-import { createPartnerHubClient, NetworkError, type PartnerHubClient } from '../src/wire.ts';
 import { call, seedOf, startFastSandbox } from './helpers.ts';
 
 /** The provider's partner side through the typed client, as the provisioner uses it. */

@@ -1,8 +1,8 @@
 import { waitFor } from '@switchboard/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import type { NetworkClient } from '../src/domain/wire.ts';
 import type { SandboxHandle } from '../src/index.ts';
-import type { NetworkClient } from '../src/wire.ts';
 import {
   call,
   clientFor,

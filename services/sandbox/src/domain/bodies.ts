@@ -6,7 +6,7 @@ import {
   messagesWebhookBody,
   type NetworkErrorItem,
   type WebhookNumber,
-} from '../wire.ts';
+} from './wire.ts';
 
 export type NumberIdentity = WebhookNumber;
 

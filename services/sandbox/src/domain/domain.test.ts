@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { defaultTemplates } from '../fixtures/templates.ts';
 import { NetworkFailure } from './failure.ts';
+import { defaultTemplates } from './fixtures/templates.ts';
 import { checkOutbound } from './outbound-checks.ts';
 import { secondsUntilNextWindow, takeRateSlot } from './rate-limit.ts';
 import { planStatuses } from './status-plan.ts';

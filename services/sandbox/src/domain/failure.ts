@@ -1,4 +1,4 @@
-import { NETWORK_ERROR_CATALOGUE, NetworkErrorCode, type NetworkErrorItem } from '../wire.ts';
+import { NETWORK_ERROR_CATALOGUE, NetworkErrorCode, type NetworkErrorItem } from './wire.ts';
 
 export interface FailureOptions {
   /** HTTP status when it is not the one the code implies (injected faults). */

@@ -1,5 +1,5 @@
-import { NetworkErrorCode } from '../wire.ts';
 import { NetworkFailure } from './failure.ts';
+import { NetworkErrorCode } from './wire.ts';
 
 export interface Fault {
   readonly status: 429 | 500 | 502 | 503;

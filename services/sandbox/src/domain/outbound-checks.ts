@@ -1,12 +1,12 @@
+import { NetworkFailure } from './failure.ts';
+import { isWindowOpen } from './window.ts';
 import {
   NetworkErrorCode,
   type OutboundMessage,
   outboundMediaIds,
   type Template,
   templateParameterMismatches,
-} from '../wire.ts';
-import { NetworkFailure } from './failure.ts';
-import { isWindowOpen } from './window.ts';
+} from './wire.ts';
 
 export interface OutboundContext {
   readonly message: OutboundMessage;

@@ -1,5 +1,5 @@
-import { NetworkErrorCode } from '../wire.ts';
 import { NetworkFailure } from './failure.ts';
+import { NetworkErrorCode } from './wire.ts';
 
 /** One schema problem, from zod directly or from Fastify's validation error list. */
 export interface SchemaIssue {

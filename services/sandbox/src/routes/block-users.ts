@@ -2,15 +2,15 @@ import type { HttpServer } from '@switchboard/kit';
 import { z } from 'zod';
 import { errorItem, NetworkFailure } from '../domain/failure.ts';
 import { WINDOW_SECONDS } from '../domain/window.ts';
-import type { BusinessNumber } from '../state/model.ts';
-import { numberNowSeconds, type SandboxState } from '../state/store.ts';
 import {
   type BlockedUser,
   BlockUsersRequestSchema,
   BlockUsersResponseSchema,
   NetworkErrorCode,
   normalizeRecipient,
-} from '../wire.ts';
+} from '../domain/wire.ts';
+import type { BusinessNumber } from '../store/model.ts';
+import { numberNowSeconds, type SandboxState } from '../store/store.ts';
 import { networkAuth, numberOf } from './network-auth.ts';
 import { networkErrorResponses, networkSecurity } from './schemas.ts';
 

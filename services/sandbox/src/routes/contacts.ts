@@ -1,7 +1,7 @@
 import type { HttpServer } from '@switchboard/kit';
-import type { BusinessNumber } from '../state/model.ts';
-import type { SandboxState } from '../state/store.ts';
-import { ContactCheckRequestSchema, ContactCheckResponseSchema, normalizeRecipient } from '../wire.ts';
+import { ContactCheckRequestSchema, ContactCheckResponseSchema, normalizeRecipient } from '../domain/wire.ts';
+import type { BusinessNumber } from '../store/model.ts';
+import type { SandboxState } from '../store/store.ts';
 import { networkAuth, numberOf } from './network-auth.ts';
 import { networkErrorResponses, networkSecurity } from './schemas.ts';
 

@@ -4,7 +4,7 @@ import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } fro
 import { failures, httpStatusFor, NetworkFailure } from '../domain/failure.ts';
 import { traceId } from '../domain/ids.ts';
 import { failureFromIssues, type SchemaIssue, valueAt } from '../domain/validation.ts';
-import { type CloudApiErrorBody, NetworkErrorCode } from '../wire.ts';
+import { type CloudApiErrorBody, NetworkErrorCode } from '../domain/wire.ts';
 
 export function errorBody(failure: NetworkFailure): CloudApiErrorBody & Record<string, unknown> {
   return {

@@ -3,8 +3,6 @@ import type { HttpServer } from '@switchboard/kit';
 import { z } from 'zod';
 import { failures, NetworkFailure } from '../domain/failure.ts';
 import { ATTACHMENT_PATH, mediaDownloadUrl, mediaUrlValid } from '../domain/media-url.ts';
-import { putMedia } from '../engine/media-store.ts';
-import { numberNowMs, numberNowSeconds, type SandboxState } from '../state/store.ts';
 import {
   baseMimeType,
   MediaDeleteResponseSchema,
@@ -13,7 +11,9 @@ import {
   MessagingProductSchema,
   mediaLimitFor,
   NetworkErrorCode,
-} from '../wire.ts';
+} from '../domain/wire.ts';
+import { putMedia } from '../store/media-store.ts';
+import { numberNowMs, numberNowSeconds, type SandboxState } from '../store/store.ts';
 import { networkAuth, numberOf } from './network-auth.ts';
 import { networkErrorResponses, networkSecurity } from './schemas.ts';
 

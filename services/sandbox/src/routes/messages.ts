@@ -1,7 +1,7 @@
 import type { HttpServer } from '@switchboard/kit';
-import type { OutboundEngine } from '../engine/outbound.ts';
-import type { SandboxState } from '../state/store.ts';
-import { OutboundMessageSchema, SendMessageResponseSchema } from '../wire.ts';
+import { OutboundMessageSchema, SendMessageResponseSchema } from '../domain/wire.ts';
+import type { SandboxState } from '../store/store.ts';
+import type { OutboundEngine } from '../use-cases/outbound.ts';
 import { networkAuth, numberOf } from './network-auth.ts';
 import { networkErrorResponses, networkSecurity } from './schemas.ts';
 

@@ -1,9 +1,9 @@
 import type { FastifyRequest } from 'fastify';
 import { failures, NetworkFailure } from '../domain/failure.ts';
 import { faultFailure, takeFault } from '../domain/faults.ts';
-import type { BusinessNumber } from '../state/model.ts';
-import type { SandboxState } from '../state/store.ts';
-import { API_KEY_HEADER, NetworkErrorCode } from '../wire.ts';
+import { API_KEY_HEADER, NetworkErrorCode } from '../domain/wire.ts';
+import type { BusinessNumber } from '../store/model.ts';
+import type { SandboxState } from '../store/store.ts';
 
 const resolved = new WeakMap<FastifyRequest, BusinessNumber>();
 

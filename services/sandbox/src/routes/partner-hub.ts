@@ -3,14 +3,14 @@ import type { HttpServer } from '@switchboard/kit';
 import { z } from 'zod';
 import { randomSecret } from '../config.ts';
 import { failures, NetworkFailure } from '../domain/failure.ts';
-import type { SandboxState } from '../state/store.ts';
 import {
   ChannelApiKeySchema,
   CloudApiErrorBodySchema,
   HealthStatusSchema,
   NetworkErrorCode,
   PARTNER_HUB_KEY_HEADER,
-} from '../wire.ts';
+} from '../domain/wire.ts';
+import type { SandboxState } from '../store/store.ts';
 import { networkAuth, numberOf } from './network-auth.ts';
 import { networkErrorResponses, networkSecurity } from './schemas.ts';
 

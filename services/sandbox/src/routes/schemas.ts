@@ -1,4 +1,4 @@
-import { CloudApiErrorBodySchema } from '../wire.ts';
+import { CloudApiErrorBodySchema } from '../domain/wire.ts';
 
 /** Error answers every Cloud API route documents. */
 export const networkErrorResponses = {

@@ -1,6 +1,6 @@
 import type { HttpServer } from '@switchboard/kit';
-import type { SandboxState } from '../state/store.ts';
-import { SetWebhookRequestSchema, WebhookConfigSchema } from '../wire.ts';
+import { SetWebhookRequestSchema, WebhookConfigSchema } from '../domain/wire.ts';
+import type { SandboxState } from '../store/store.ts';
 import { networkAuth, numberOf } from './network-auth.ts';
 import { networkErrorResponses, networkSecurity } from './schemas.ts';
 

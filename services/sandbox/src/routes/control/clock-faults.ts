@@ -1,6 +1,6 @@
 import type { HttpServer } from '@switchboard/kit';
-import { numberNowSeconds, type SandboxState } from '../../state/store.ts';
-import { CloudApiErrorBodySchema } from '../../wire.ts';
+import { CloudApiErrorBodySchema } from '../../domain/wire.ts';
+import { numberNowSeconds, type SandboxState } from '../../store/store.ts';
 import { controlNumber } from '../network-auth.ts';
 import {
   ClockSchema,

@@ -1,8 +1,8 @@
 import type { HttpServer } from '@switchboard/kit';
 import { failures } from '../../domain/failure.ts';
-import type { InboundEngine } from '../../engine/inbound.ts';
-import { ensureCustomer, numberNowSeconds, type SandboxState } from '../../state/store.ts';
-import { CloudApiErrorBodySchema } from '../../wire.ts';
+import { CloudApiErrorBodySchema } from '../../domain/wire.ts';
+import { ensureCustomer, numberNowSeconds, type SandboxState } from '../../store/store.ts';
+import type { InboundEngine } from '../../use-cases/inbound.ts';
 import { controlNumber } from '../network-auth.ts';
 import {
   CustomerMessageRequestSchema,

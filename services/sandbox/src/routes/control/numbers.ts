@@ -2,9 +2,9 @@ import type { HttpServer } from '@switchboard/kit';
 import { z } from 'zod';
 import type { NumberBehaviour } from '../../config.ts';
 import { failures, NetworkFailure } from '../../domain/failure.ts';
-import type { BusinessNumber } from '../../state/model.ts';
-import { DuplicateNumberError, type SandboxState } from '../../state/store.ts';
-import { CloudApiErrorBodySchema, NetworkErrorCode } from '../../wire.ts';
+import { CloudApiErrorBodySchema, NetworkErrorCode } from '../../domain/wire.ts';
+import type { BusinessNumber } from '../../store/model.ts';
+import { DuplicateNumberError, type SandboxState } from '../../store/store.ts';
 import { NumberCreateSchema, NumberIdParams, NumberPatchSchema, NumberSchema } from './schemas.ts';
 import { numberView } from './views.ts';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ContactCardSchema, TemplateSchema, WaIdSchema } from '../../wire.ts';
+import { ContactCardSchema, TemplateSchema, WaIdSchema } from '../../domain/wire.ts';
 
 const Base64 = z.string().regex(/^[A-Za-z0-9+/=\s]+$/, 'base64');
 const MediaBytes = {

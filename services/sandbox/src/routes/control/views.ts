@@ -1,5 +1,5 @@
 import { isWindowOpen } from '../../domain/window.ts';
-import type { BusinessNumber, Customer, SentMessage, WebhookDelivery } from '../../state/model.ts';
+import type { BusinessNumber, Customer, SentMessage, WebhookDelivery } from '../../store/model.ts';
 
 export function numberView(n: BusinessNumber) {
   return {

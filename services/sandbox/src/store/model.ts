@@ -1,7 +1,7 @@
 import type { NumberBehaviour } from '../config.ts';
 import type { Fault } from '../domain/faults.ts';
 import type { RateWindow } from '../domain/rate-limit.ts';
-import type { MessageStatusValue, NetworkErrorItem, OutboundMessage, Template } from '../wire.ts';
+import type { MessageStatusValue, NetworkErrorItem, OutboundMessage, Template } from '../domain/wire.ts';
 
 export interface StoredMedia {
   readonly id: string;

@@ -1,8 +1,8 @@
 import type { NumberBehaviour, SandboxSettings } from '../config.ts';
 import { randomSecret } from '../config.ts';
+import { defaultTemplates } from '../domain/fixtures/templates.ts';
 import { numericId } from '../domain/ids.ts';
-import { defaultTemplates } from '../fixtures/templates.ts';
-import type { Template } from '../wire.ts';
+import type { Template } from '../domain/wire.ts';
 import type { BusinessNumber, Customer } from './model.ts';
 
 export interface NewNumber {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { numericId } from '../domain/ids.ts';
-import type { BusinessNumber, StoredMedia } from '../state/model.ts';
+import type { BusinessNumber, StoredMedia } from './model.ts';
 
 /** Keeps bytes as the network's media store does, under a fresh numeric media id. */
 export function putMedia(

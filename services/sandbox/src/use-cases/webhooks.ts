@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@switchboard/kit';
 import type { OutboundHttp } from '../adapters/http-out.ts';
-import type { BusinessNumber, WebhookDelivery } from '../state/model.ts';
-import { HUB_SIGNATURE_HEADER, hubSignature256, type MessagesWebhookBody } from '../wire.ts';
-import type { Scheduler } from './scheduler.ts';
+import type { Scheduler } from '../adapters/scheduler.ts';
+import { HUB_SIGNATURE_HEADER, hubSignature256, type MessagesWebhookBody } from '../domain/wire.ts';
+import type { BusinessNumber, WebhookDelivery } from '../store/model.ts';
 
 const KEPT_DELIVERIES = 2_000;
 

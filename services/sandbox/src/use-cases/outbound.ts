@@ -1,5 +1,6 @@
 import type { Logger } from '@switchboard/kit';
 import type { OutboundHttp } from '../adapters/http-out.ts';
+import type { Scheduler } from '../adapters/scheduler.ts';
 import { statusBody, statusObject } from '../domain/bodies.ts';
 import { errorItem, NetworkFailure } from '../domain/failure.ts';
 import { newWamid } from '../domain/ids.ts';
@@ -7,8 +8,6 @@ import { checkOutbound } from '../domain/outbound-checks.ts';
 import { secondsUntilNextWindow, takeRateSlot } from '../domain/rate-limit.ts';
 import { planStatuses } from '../domain/status-plan.ts';
 import { windowAfterTemplate } from '../domain/window.ts';
-import type { BusinessNumber, FetchedLink, SentMessage } from '../state/model.ts';
-import { ensureCustomer, numberNowMs, numberNowSeconds, type SandboxState } from '../state/store.ts';
 import {
   baseMimeType,
   type MessageStatusValue,
@@ -19,8 +18,9 @@ import {
   type OutboundMessage,
   outboundMediaLinks,
   type SendMessageResponse,
-} from '../wire.ts';
-import type { Scheduler } from './scheduler.ts';
+} from '../domain/wire.ts';
+import type { BusinessNumber, FetchedLink, SentMessage } from '../store/model.ts';
+import { ensureCustomer, numberNowMs, numberNowSeconds, type SandboxState } from '../store/store.ts';
 import type { WebhookDispatcher } from './webhooks.ts';
 
 export interface OutboundEngine {

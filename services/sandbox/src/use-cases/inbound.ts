@@ -1,7 +1,5 @@
 import { inboundMessageBody } from '../domain/bodies.ts';
 import { failures } from '../domain/failure.ts';
-import { newWamid } from '../domain/ids.ts';
-import { windowAfterCustomerMessage } from '../domain/window.ts';
 import {
   sampleButton,
   sampleButtonReply,
@@ -15,13 +13,15 @@ import {
   sampleUnsupportedType,
   unknownErrors,
   unsupportedErrors,
-} from '../fixtures/inbound.ts';
-import { type MediaFixture, mediaFixtures } from '../fixtures/media.ts';
+} from '../domain/fixtures/inbound.ts';
+import { type MediaFixture, mediaFixtures } from '../domain/fixtures/media.ts';
+import { newWamid } from '../domain/ids.ts';
+import { windowAfterCustomerMessage } from '../domain/window.ts';
+import { type InboundMessage, InboundMessageSchema } from '../domain/wire.ts';
 import type { CustomerMessageRequest, CustomerMessageResponse } from '../routes/control/schemas.ts';
-import type { BusinessNumber, Customer } from '../state/model.ts';
-import { ensureCustomer, numberNowMs, numberNowSeconds, type SandboxState } from '../state/store.ts';
-import { type InboundMessage, InboundMessageSchema } from '../wire.ts';
-import { putMedia } from './media-store.ts';
+import { putMedia } from '../store/media-store.ts';
+import type { BusinessNumber, Customer } from '../store/model.ts';
+import { ensureCustomer, numberNowMs, numberNowSeconds, type SandboxState } from '../store/store.ts';
 import type { WebhookDispatcher } from './webhooks.ts';
 
 type MediaRequest = { mime_type?: string | undefined; data_base64?: string | undefined } | undefined;
