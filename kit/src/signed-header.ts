@@ -16,7 +16,9 @@ const SALT = 'switchboard-signed-header';
 
 export function createHeaderSigner(instanceSecretKey: string, purpose: string): HeaderSigner {
   if (instanceSecretKey.length < INSTANCE_SECRET_KEY_MIN_LENGTH) {
-    throw new Error(`the instance secret key must have at least ${INSTANCE_SECRET_KEY_MIN_LENGTH} characters`);
+    throw new Error(
+      `the instance secret key must have at least ${INSTANCE_SECRET_KEY_MIN_LENGTH} characters`,
+    );
   }
   if (purpose === '') throw new Error('a signed header needs a purpose');
   const key = Buffer.from(hkdfSync('sha256', instanceSecretKey, SALT, purpose, 32));

@@ -14,7 +14,10 @@ export const MediaFileSchema = z
     file: z.url().describe('Absolute URL of `media/{id}/`: the raw bytes, readable without a token.'),
     mime_type: z.string(),
     size: z.number().int().nonnegative().describe('Bytes.'),
-    sha256: z.string().regex(/^[0-9a-f]{64}$/).describe('Hex SHA-256 of the bytes.'),
+    sha256: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/)
+      .describe('Hex SHA-256 of the bytes.'),
   })
   .meta({
     id: 'MediaFile',

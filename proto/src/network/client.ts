@@ -229,7 +229,9 @@ async function* multipartUpload(
   file: { body: Readable; filename: string; mimeType: string },
 ): AsyncGenerator<Uint8Array> {
   for (const [name, value] of Object.entries(fields)) {
-    yield Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name=${quoted(name)}\r\n\r\n${value}\r\n`);
+    yield Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name=${quoted(name)}\r\n\r\n${value}\r\n`,
+    );
   }
   yield Buffer.from(
     `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename=${quoted(file.filename)}\r\n` +

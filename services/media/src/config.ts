@@ -7,9 +7,12 @@ const MB = 1024 * 1024;
 const bytes = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
 export const MediaConfigSchema = BaseEnvSchema.extend({
-  /** Loopback by default: only the gateway talks to this port. */
-  HOST: z.string().default('127.0.0.1'),
-  PORT: envPort.default(8010),
+  /**
+   * Loopback by default: only the gateway talks to this port (its `MEDIA_URL`). Named apart from
+   * the gateway's HOST/PORT so the single-process mode reads both from one environment.
+   */
+  MEDIA_HOST: z.string().default('127.0.0.1'),
+  MEDIA_PORT: envPort.default(8010),
   /** The inbox's public base URL (the gateway's): `file` URLs of media point under it. */
   PUBLIC_URL: z.url().default('http://127.0.0.1:8000'),
   /** The instance secret: uploads carry the gateway's signature under a key derived from it. */

@@ -1,5 +1,11 @@
 import type { Logger } from '@switchboard/kit';
-import { type Bus, mediaNetworkUpload, NetworkError, ServiceError, type NetworkClient } from '@switchboard/proto';
+import {
+  type Bus,
+  mediaNetworkUpload,
+  type NetworkClient,
+  NetworkError,
+  ServiceError,
+} from '@switchboard/proto';
 import type { Kysely } from 'kysely';
 import type { MediaStorage } from './adapters/storage.ts';
 import type { MediaDatabase } from './db.ts';

@@ -25,7 +25,7 @@ export interface Media {
   /** The HTTP API (upload and retrieve), built but not listening until `start()`. */
   app: HttpServer;
   storage: MediaStorage;
-  /** Consumes inbound media, serves the media requests, then listens on HOST:PORT. */
+  /** Consumes inbound media, serves the media requests, then listens on MEDIA_HOST:MEDIA_PORT. */
   start(): Promise<{ url: string }>;
   /** Stops listening (uploads in flight finish), then the consumer and requests. */
   stop(): Promise<void>;
@@ -59,7 +59,8 @@ export async function createMedia(deps: {
       baseUrl: config.NETWORK_BASE_URL,
       apiKey: config.NETWORK_API_KEY,
       // The worker retries downloads itself with a fresh URL; uploads keep the client's retries.
-      onRetry: (e) => log.warn({ operation: e.operation, attempt: e.attempt, delayMs: e.delayMs }, 'network call retried'),
+      onRetry: (e) =>
+        log.warn({ operation: e.operation, attempt: e.attempt, delayMs: e.delayMs }, 'network call retried'),
     });
   const limits = limitsFromConfig(config);
   const app = createHttpServer({ logger: log, refuseUnstorableText: true });
@@ -90,7 +91,7 @@ export async function createMedia(deps: {
         publicUrl: config.PUBLIC_URL,
       });
       subscriptions = startRpc({ db, bus, log, storage, network });
-      const url = await app.listen({ host: config.HOST, port: config.PORT });
+      const url = await app.listen({ host: config.MEDIA_HOST, port: config.MEDIA_PORT });
       log.info({ instance: config.INSTANCE_ID, url }, 'media service listening');
       return { url };
     },

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { Objm, type ObjectStore } from '@nats-io/obj';
+import { type ObjectStore, Objm } from '@nats-io/obj';
 import type { Bus, InstanceId } from '@switchboard/proto';
 import type { ByteRange } from '../domain/range.ts';
 import type { MediaStorage } from './storage.ts';

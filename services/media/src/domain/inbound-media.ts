@@ -19,13 +19,15 @@ const Message = z.looseObject({ id: z.string().min(1), type: z.string() });
 // Only the path to `messages[]` is checked: the rest of a body may be anything the network sends.
 const Body = z.looseObject({
   entry: z.array(
-    z.looseObject({
-      changes: z.array(
-        z.looseObject({ value: z.looseObject({ messages: z.array(z.unknown()).optional() }) }).catch({
-          value: {},
-        }),
-      ),
-    }).catch({ changes: [] }),
+    z
+      .looseObject({
+        changes: z.array(
+          z.looseObject({ value: z.looseObject({ messages: z.array(z.unknown()).optional() }) }).catch({
+            value: {},
+          }),
+        ),
+      })
+      .catch({ changes: [] }),
   ),
 });
 

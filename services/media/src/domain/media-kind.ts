@@ -80,8 +80,14 @@ export function decideMimeType(declared: string | undefined, sniffed: string | u
 export function cleanFileName(name: string | undefined): string | null {
   if (!name) return null;
   const base = name.split(/[\\/]/).pop() ?? '';
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: removing control characters is the point
-  const cleaned = base.replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, 240);
+  const cleaned = [...base]
+    .filter((ch) => {
+      const code = ch.codePointAt(0) ?? 0;
+      return code >= 0x20 && code !== 0x7f;
+    })
+    .join('')
+    .trim()
+    .slice(0, 240);
   return cleaned === '' ? null : cleaned;
 }
 

@@ -6,9 +6,7 @@ export interface ByteRange {
 
 export type RangeVerdict =
   /** No Range header, or one this server ignores (several ranges, another unit): the whole file. */
-  | { kind: 'whole' }
-  | { kind: 'partial'; range: ByteRange }
-  | { kind: 'unsatisfiable' };
+  { kind: 'whole' } | { kind: 'partial'; range: ByteRange } | { kind: 'unsatisfiable' };
 
 /**
  * A `Range: bytes=…` header against a file of `size` bytes (RFC 9110 §14.1.2): `a-b`, `a-`

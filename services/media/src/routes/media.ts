@@ -1,15 +1,15 @@
-import type { Readable } from 'node:stream';
+import { PassThrough, type Readable } from 'node:stream';
 import fastifyMultipart from '@fastify/multipart';
 import { type HeaderSigner, type HttpServer, InboxErrorSchema } from '@switchboard/kit';
 import {
   baseMimeType,
   MEDIA_UPLOADER_HEADER,
-  type MediaUploader,
   MediaFileSchema,
+  type MediaUploader,
   MediaUploaderSchema,
   ServiceError,
 } from '@switchboard/proto';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import type { MediaStorage } from '../adapters/storage.ts';
@@ -49,6 +49,42 @@ function uploaderOf(req: FastifyRequest, signer: HeaderSigner, now = Date.now())
   return parsed;
 }
 
+/** Bytes of a refused upload read and dropped so the client sees the answer; beyond, the connection closes. */
+const DRAIN_LIMIT = 128 * 1024 * 1024;
+
+/** Reads what is left of a request body, up to `limit` bytes; true when it ended. */
+function drain(body: Readable, limit: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    let seen = 0;
+    const done = (ended: boolean) => {
+      body.off('data', onData).off('end', onEnd).off('error', onError);
+      if (!ended) body.pause();
+      resolve(ended);
+    };
+    const onData = (chunk: Buffer) => {
+      seen += chunk.length;
+      if (seen > limit) done(false);
+    };
+    const onEnd = () => done(true);
+    const onError = () => done(false);
+    body.on('data', onData).on('end', onEnd).on('error', onError);
+    body.resume();
+  });
+}
+
+/**
+ * A refused upload may be answered before its body was read to the end (a Content-Length over
+ * the limit, the bytes of the wrong type): the rest is read and dropped first, so the client
+ * (the gateway) gets the answer rather than a broken pipe, and the connection stays usable.
+ */
+async function finishRefusedUpload(req: FastifyRequest, reply: FastifyReply): Promise<void> {
+  if (reply.statusCode < 400) return;
+  const raw = req.raw;
+  if (raw.readableEnded || raw.destroyed) return;
+  raw.unpipe();
+  if (!(await drain(raw, DRAIN_LIMIT))) reply.header('connection', 'close');
+}
+
 function contentLength(req: FastifyRequest): number | undefined {
   const v = Number(req.headers['content-length']);
   return Number.isFinite(v) && v >= 0 ? v : undefined;
@@ -67,14 +103,25 @@ export async function registerMediaRoutes(app: HttpServer, deps: MediaRouteDeps)
   app.post(
     '/api/v1/media/',
     {
+      onSend: finishRefusedUpload,
       schema: {
         querystring: z.object({ filename: z.string().min(1).max(240).optional() }),
-        response: { 201: MediaFileSchema, 400: InboxErrorSchema, 413: InboxErrorSchema, 415: InboxErrorSchema },
+        response: {
+          201: MediaFileSchema,
+          400: InboxErrorSchema,
+          413: InboxErrorSchema,
+          415: InboxErrorSchema,
+        },
       },
     },
     async (req, reply) => {
       const uploader = uploaderOf(req, deps.uploaderSigner);
-      const ingest = (body: AsyncIterable<Uint8Array>, declaredType: string | undefined, fileName: string | undefined, declaredSize?: number) =>
+      const ingest = (
+        body: AsyncIterable<Uint8Array>,
+        declaredType: string | undefined,
+        fileName: string | undefined,
+        declaredSize?: number,
+      ) =>
         ingestMedia(deps, {
           body,
           declaredType,
@@ -95,12 +142,17 @@ export async function registerMediaRoutes(app: HttpServer, deps: MediaRouteDeps)
           row = await ingest(part.file, part.mimetype, part.filename || req.query.filename);
         }
         if (!row) {
-          throw ServiceError.validation({ [FILE_PART]: ['This field is required.'] }, 'No file was submitted.');
+          throw ServiceError.validation(
+            { [FILE_PART]: ['This field is required.'] },
+            'No file was submitted.',
+          );
         }
       } else {
         const declared = req.headers['content-type'];
+        // Through a pass-through: a refused body is then dropped (drained), not destroyed with
+        // the connection it came on.
         row = await ingest(
-          req.raw as Readable,
+          req.raw.pipe(new PassThrough()),
           declared === undefined ? undefined : baseMimeType(declared),
           req.query.filename,
           contentLength(req),

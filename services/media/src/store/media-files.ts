@@ -73,7 +73,12 @@ export async function objectInUse(db: Db, objectKey: string): Promise<boolean> {
   return row !== undefined;
 }
 
-export async function recordNetworkMediaId(db: Db, id: string, networkMediaId: string, at: Date): Promise<void> {
+export async function recordNetworkMediaId(
+  db: Db,
+  id: string,
+  networkMediaId: string,
+  at: Date,
+): Promise<void> {
   await db
     .updateTable('media_files')
     .set({ network_media_id: networkMediaId, network_media_at: at })

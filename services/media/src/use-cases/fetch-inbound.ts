@@ -56,7 +56,10 @@ export async function reportInboundMediaFailed(
     size: null,
     sha256: null,
     status: 'failed',
-    error: { code: err instanceof NetworkError ? (err.code ?? err.status ?? null) : null, message: err.message },
+    error: {
+      code: err instanceof NetworkError ? (err.code ?? err.status ?? null) : null,
+      message: err.message,
+    },
   };
   await deps.bus.request(setMessageMedia, { wamid: ref.wamid, media });
 }

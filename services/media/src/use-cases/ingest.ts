@@ -38,9 +38,7 @@ function tooLarge(kind: MediaCategory, limit: number): ServiceError {
 }
 
 /** Reads the first bytes of a body, keeping the iterator for the rest. */
-async function readHead(
-  iterator: AsyncIterator<Uint8Array>,
-): Promise<{ head: Buffer; done: boolean }> {
+async function readHead(iterator: AsyncIterator<Uint8Array>): Promise<{ head: Buffer; done: boolean }> {
   const parts: Buffer[] = [];
   let length = 0;
   while (length < SNIFF_BYTES) {
@@ -61,6 +59,20 @@ async function readHead(
  */
 export async function ingestMedia(deps: IngestDeps, input: IngestInput): Promise<MediaFileRow> {
   const iterator = input.body[Symbol.asyncIterator]();
+  try {
+    return await ingestFrom(deps, input, iterator);
+  } catch (err) {
+    // Leave the rest of the body unread: the answer goes out now.
+    await iterator.return?.();
+    throw err;
+  }
+}
+
+async function ingestFrom(
+  deps: IngestDeps,
+  input: IngestInput,
+  iterator: AsyncIterator<Uint8Array>,
+): Promise<MediaFileRow> {
   const { head, done } = await readHead(iterator);
   if (head.length === 0) {
     throw ServiceError.validation({ file_encoded: ['The submitted file is empty.'] }, 'The file is empty.');
@@ -99,8 +111,6 @@ export async function ingestMedia(deps: IngestDeps, input: IngestInput): Promise
     await deps.storage.put(key, Readable.from(counted()));
   } catch (err) {
     await deps.storage.remove(key).catch(() => undefined);
-    // Leave the rest of the body unread: the answer goes out now and the connection closes.
-    await iterator.return?.();
     throw err;
   }
   const sha256 = hash.digest('hex');

@@ -18,7 +18,11 @@ export async function uploadToNetwork(
   const file = await findMediaFile(deps.db, mediaId);
   if (!file) throw new ServiceError('not_found', 'No media file with this id.');
   const now = deps.now?.() ?? new Date();
-  if (file.network_media_id && file.network_media_at && now.getTime() - file.network_media_at.getTime() < NETWORK_MEDIA_REUSE_MS) {
+  if (
+    file.network_media_id &&
+    file.network_media_at &&
+    now.getTime() - file.network_media_at.getTime() < NETWORK_MEDIA_REUSE_MS
+  ) {
     return { network_media_id: file.network_media_id, mime_type: file.mime_type };
   }
   const uploaded = await deps.network.uploadMediaStream({
@@ -26,7 +30,8 @@ export async function uploadToNetwork(
     filename: file.file_name ?? undefined,
     open: async () => {
       const body = await deps.storage.read(file.object_key);
-      if (!body) throw new Error(`media file ${file.id}: object ${file.object_key} is missing from the storage`);
+      if (!body)
+        throw new Error(`media file ${file.id}: object ${file.object_key} is missing from the storage`);
       return body;
     },
   });

@@ -3,7 +3,7 @@ import { MediaIdSchema, ServiceError } from '@switchboard/proto';
 import type { Kysely } from 'kysely';
 import type { MediaStorage } from '../adapters/storage.ts';
 import type { MediaDatabase, MediaFileRow } from '../db.ts';
-import { etagMatches, parseRange, type ByteRange } from '../domain/range.ts';
+import { type ByteRange, etagMatches, parseRange } from '../domain/range.ts';
 import { findMediaFile } from '../store/media-files.ts';
 
 export type Retrieval =

@@ -34,7 +34,10 @@ export async function startInboundMediaWorker(deps: FetchDeps & { log: Logger })
               log.warn({ wamid: ref.wamid, err: reportErr }, 'media failure not recorded yet; retried');
             }
           } else {
-            log.warn({ wamid: ref.wamid, attempt: ctx.deliveryCount, err }, 'inbound media not stored yet; retried');
+            log.warn(
+              { wamid: ref.wamid, attempt: ctx.deliveryCount, err },
+              'inbound media not stored yet; retried',
+            );
           }
           return { kind: 'nak', delayMs: fetchRetryDelayMs(ctx.deliveryCount) };
         }
