@@ -12,11 +12,13 @@ import {
   markAsReceived,
   type NetworkClient,
   sendMessage,
+  setMessageMedia,
   updateChat,
 } from '@switchboard/proto';
 import type { Kysely } from 'kysely';
 import type { ChatsDatabase } from './db.ts';
 import * as useCase from './use-cases/index.ts';
+import { setMessageMedia as setMessageMediaUseCase } from './use-cases/set-message-media.ts';
 
 export interface RpcDeps {
   db: Kysely<ChatsDatabase>;
@@ -48,5 +50,6 @@ export function startRpc(rpcDeps: RpcDeps): Subscription[] {
     bus.serve(listPersons, (r) => useCase.listPersons(deps, r), queue),
     bus.serve(listTemplates, (r) => useCase.listTemplates(deps, r), queue),
     bus.serve(listWhatsappAccounts, (r) => useCase.listWhatsappAccounts(deps, r), queue),
+    bus.serve(setMessageMedia, (r) => setMessageMediaUseCase(deps, r), queue),
   ];
 }

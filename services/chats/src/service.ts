@@ -1,6 +1,7 @@
 import type { Logger } from '@switchboard/kit';
 import { type Bus, type Consumption, createNetworkClient } from '@switchboard/proto';
 import type { Kysely } from 'kysely';
+import { withInboxMedia } from './adapters/inbox-media.ts';
 import { startAuditLog } from './audit-log.ts';
 import type { ChatsConfig } from './config.ts';
 import type { ChatsDatabase } from './db.ts';
@@ -63,7 +64,8 @@ export async function createChats(deps: {
         db,
         bus,
         log,
-        network,
+        // This inbox's own media files are sent by the network's media id.
+        network: withInboxMedia(network, { bus, publicUrl: config.PUBLIC_URL }),
         phoneNumber: config.WABA_PHONE_NUMBER,
       });
       consumers.push({ name: 'delivery worker', consumption: delivery });

@@ -90,6 +90,7 @@ export async function messageRecords(
         customer_wa_id: m.wa_id,
         tags: [],
         chat_tags: [],
+        media: m.media ?? null,
       },
     ];
   });

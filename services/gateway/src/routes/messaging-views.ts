@@ -2,6 +2,7 @@ import {
   type Bus,
   type ChatRecord,
   ContactSchema,
+  MessageMediaSchema,
   MessagePageCursors,
   type MessageRecord,
   posixSecondsSchema,
@@ -52,6 +53,11 @@ export const MessageOut = z
     customer_wa_id: WaIdSchema,
     tags: z.array(z.unknown()),
     chat_tags: z.array(z.unknown()),
+    media: MessageMediaSchema.nullable().describe(
+      'The file of a customer’s image, audio, video, document or sticker once the inbox stored it (read it ' +
+        'from `file`); null while it is fetched and for other messages; `status: failed` with the network’s ' +
+        'error when the network did not hand it over.',
+    ),
   })
   .meta({ id: 'Message' });
 export type MessageOut = z.infer<typeof MessageOut>;
