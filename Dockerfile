@@ -9,6 +9,7 @@ COPY kit/package.json kit/
 COPY services/gateway/package.json services/gateway/
 COPY services/chats/package.json services/chats/
 COPY services/fanout/package.json services/fanout/
+COPY services/media/package.json services/media/
 COPY services/inbox/package.json services/inbox/
 COPY services/sandbox/package.json services/sandbox/
 # testkit/ (local infrastructure and the test harness) is development only: neither copied nor

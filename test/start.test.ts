@@ -362,6 +362,7 @@ describe('npm start', () => {
         'chats',
         'fanout',
         'gateway',
+        'media',
         'sandbox',
       ]);
 
@@ -384,7 +385,7 @@ describe('npm start', () => {
         return out.indexOf(line);
       };
       const servicesStopped = Math.max(
-        ...['sandbox', 'gateway', 'chats', 'fanout'].map((n) => at(`[${n}] stopped`)),
+        ...['sandbox', 'gateway', 'chats', 'fanout', 'media'].map((n) => at(`[${n}] stopped`)),
       );
       expect(servicesStopped).toBeLessThan(at('[nats] stopped'));
       expect(at('[nats] stopped')).toBeLessThan(at('[postgres] stopped'));

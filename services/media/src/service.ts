@@ -4,6 +4,8 @@ import {
   type HttpServer,
   installInboxErrorHandling,
   type Logger,
+  pingDb,
+  pingNats,
 } from '@switchboard/kit';
 import {
   type Bus,
@@ -72,7 +74,11 @@ export async function createMedia(deps: {
     publicUrl: config.PUBLIC_URL,
     uploaderSigner: createHeaderSigner(config.INBOX_SECRET_KEY, MEDIA_UPLOADER_PURPOSE),
   });
-  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  // For probes: ready when the database and NATS answer.
+  app.get('/healthz', { schema: { hide: true } }, async (_req, reply) => {
+    const [database, nats] = await Promise.all([pingDb(db), pingNats(bus.nc)]);
+    return reply.status(database && nats ? 200 : 503).send({ database, nats });
+  });
 
   let consumption: Consumption | undefined;
   let subscriptions: Array<{ unsubscribe(): void }> = [];
