@@ -31,6 +31,12 @@ const sizes = [
   { label: '10MB', bytes: 10 * MB, requests: quick ? 6 : 30 },
 ];
 const ROUNDS = quick ? 1 : 3;
+/**
+ * Requests in flight at once, the same on both sides: a server takes uploads side by side, and
+ * the media service's one durable commit per upload (the raw server writes to the page cache
+ * and commits nothing) overlaps with the others' transfers.
+ */
+const CONCURRENCY = 4;
 
 /** A PDF (its header is what the media service sniffs) of random bytes; `n` makes it unique. */
 function pdfOf(size: number, base: Buffer, n: number): Buffer {
@@ -63,6 +69,9 @@ const media = spawnService(join(repoRoot, 'services/media/src/main.ts'), {
   NETWORK_BASE_URL: 'http://127.0.0.1:9',
   NETWORK_API_KEY: 'unused',
   LOG_LEVEL: 'error',
+  ...(process.env.BENCH_MEDIA_CPU_PROFILE && {
+    NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_MEDIA_CPU_PROFILE}`,
+  }),
 });
 const raw = spawnService(join(repoRoot, 'bench/media/raw-server.ts'), {
   RAW_PORT: String(rawPort),
@@ -77,9 +86,13 @@ try {
     60_000,
     () => media.output(),
   );
-  await waitFor(async () => (await fetch(`${rawUrl}/file/none`).catch(() => null)) !== null, 30_000, () => raw.output());
-  const mediaPool = new Pool(mediaUrl, { connections: 1 });
-  const rawPool = new Pool(rawUrl, { connections: 1 });
+  await waitFor(
+    async () => (await fetch(`${rawUrl}/file/none`).catch(() => null)) !== null,
+    30_000,
+    () => raw.output(),
+  );
+  const mediaPool = new Pool(mediaUrl, { connections: CONCURRENCY });
+  const rawPool = new Pool(rawUrl, { connections: CONCURRENCY });
   const base = randomBytes(100 * MB);
   let counter = 0;
 
@@ -91,7 +104,8 @@ try {
       body: data,
     });
     const body = (await res.body.json()) as { id?: string };
-    if (res.statusCode !== 201 || !body.id) throw new Error(`upload ${res.statusCode}: ${JSON.stringify(body)}`);
+    if (res.statusCode !== 201 || !body.id)
+      throw new Error(`upload ${res.statusCode}: ${JSON.stringify(body)}`);
     return body.id;
   }
   async function uploadRaw(data: Buffer): Promise<void> {
@@ -108,10 +122,14 @@ try {
     const res = await pool.request({ method: 'GET', path });
     let got = 0;
     for await (const chunk of res.body) got += (chunk as Buffer).length;
-    if (res.statusCode !== 200 || got !== size) throw new Error(`download ${path}: ${res.statusCode}, ${got} bytes`);
+    if (res.statusCode !== 200 || got !== size)
+      throw new Error(`download ${path}: ${res.statusCode}, ${got} bytes`);
   }
 
-  async function timed(n: number, one: (i: number) => Promise<void>): Promise<{ ms: number[]; total: number }> {
+  async function timed(
+    n: number,
+    one: (i: number) => Promise<void>,
+  ): Promise<{ ms: number[]; total: number }> {
     const ms: number[] = [];
     const started = performance.now();
     for (let i = 0; i < n; i++) {
@@ -126,7 +144,12 @@ try {
   for (const size of sizes) {
     log(`${size.label}: ${size.requests} requests × ${ROUNDS} rounds per side`);
     const files = Array.from({ length: size.requests }, () => pdfOf(size.bytes, base, counter++));
-    const side = { media_upload: [] as number[], raw_upload: [] as number[], media_download: [] as number[], raw_download: [] as number[] };
+    const side = {
+      media_upload: [] as number[],
+      raw_upload: [] as number[],
+      media_download: [] as number[],
+      raw_download: [] as number[],
+    };
     const totals = { media_upload: 0, raw_upload: 0, media_download: 0, raw_download: 0 };
     const ids: string[] = [];
     const diskName = `download-${size.label}.pdf`;
@@ -141,7 +164,9 @@ try {
         ids[i] = await uploadMedia(file);
       });
       const ru = await timed(files.length, async (i) => uploadRaw(files[i] ?? Buffer.alloc(0)));
-      const md = await timed(files.length, async (i) => download(mediaPool, `/api/v1/media/${ids[i]}/`, size.bytes));
+      const md = await timed(files.length, async (i) =>
+        download(mediaPool, `/api/v1/media/${ids[i]}/`, size.bytes),
+      );
       const rd = await timed(files.length, async () => download(rawPool, `/file/${diskName}`, size.bytes));
       side.media_upload.push(...mu.ms);
       side.raw_upload.push(...ru.ms);
@@ -195,7 +220,9 @@ try {
 
   await mediaPool.close();
   await rawPool.close();
-  process.stdout.write(`${JSON.stringify({ bench: 'media', quick, rounds: ROUNDS, results }, null, 2)}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ bench: 'media', quick, rounds: ROUNDS, concurrency: CONCURRENCY, results }, null, 2)}\n`,
+  );
 } finally {
   await Promise.all([media.stop(), raw.stop()]);
   await rm(work, { recursive: true, force: true });

@@ -49,12 +49,7 @@ export async function createMedia(deps: {
 }): Promise<Media> {
   const { db, bus, log, config } = deps;
   const storage =
-    deps.storage ??
-    (await createObjectStoreStorage({
-      js: bus.js,
-      instance: bus.instance,
-      replicas: config.NATS_STREAM_REPLICAS,
-    }));
+    deps.storage ?? (await createObjectStoreStorage({ bus, replicas: config.NATS_STREAM_REPLICAS }));
   const network =
     deps.network ??
     createNetworkClient({

@@ -1,19 +1,26 @@
+import { createHash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { type ObjectStore, Objm, setSha256Backend } from '@nats-io/obj';
+import { Base64UrlPaddedCodec, type ObjectStore, Objm, setSha256Backend } from '@nats-io/obj';
 import type { Bus, InstanceId } from '@switchboard/proto';
+import { Lru } from '../domain/lru.ts';
 import type { ByteRange } from '../domain/range.ts';
 import type { MediaStorage } from './storage.ts';
 
 /**
- * Bytes per stored chunk: each is one JetStream message and one acknowledged round trip when
- * written, so larger chunks write faster; capped by the server's max_payload (1 MB by default).
+ * Bytes per stored chunk: each is one JetStream message, so larger chunks mean fewer round
+ * trips; capped by the server's max_payload (1 MB by default), less room for headers.
  */
-const CHUNK_BYTES = 512 * 1024;
-/** Chunks of one object the reader holds at most: its memory, whatever the file's size. */
-const READ_AHEAD_CHUNKS = 4;
+const MAX_CHUNK_BYTES = 1024 * 1024;
+const HEADER_ROOM = 4 * 1024;
+/**
+ * Chunk publishes awaiting their acknowledgement at once while writing: the round trips overlap
+ * (one at a time, as the library writes, leaves the connection idle most of the time), and what
+ * a writer holds stays bounded.
+ */
+const WRITE_WINDOW = 4;
 
-// The object store digests every chunk it writes and reads: Node's own SHA-256, not the
-// library's portable JavaScript one (several times slower).
+// The library digests what it reads back (`get`, kept for tools): Node's SHA-256, not its
+// portable JavaScript one.
 setSha256Backend('native');
 
 /** The instance's bucket: its name carries the instance id, like every stream. */
@@ -21,64 +28,122 @@ export function mediaBucketName(instance: InstanceId): string {
   return `media_${instance}`;
 }
 
+/** A stream cut into pieces of exactly `size` bytes (the last one shorter). */
+async function* rechunk(body: AsyncIterable<Uint8Array>, size: number): AsyncGenerator<Buffer> {
+  let parts: Buffer[] = [];
+  let length = 0;
+  for await (const piece of body) {
+    let chunk = Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength);
+    while (length + chunk.length >= size) {
+      const take = size - length;
+      parts.push(chunk.subarray(0, take));
+      yield Buffer.concat(parts);
+      chunk = chunk.subarray(take);
+      parts = [];
+      length = 0;
+    }
+    if (chunk.length) {
+      parts.push(chunk);
+      length += chunk.length;
+    }
+  }
+  if (length) yield Buffer.concat(parts);
+}
+
 /**
  * Media bytes in the NATS JetStream Object Store: one bucket per instance, replicated like the
- * instance's streams. Writes go chunk by chunk, each acknowledged before the next is read
- * (the library's `put`); reads pull a few chunks at a time through an ordered consumer, so a
- * slow reader holds a few chunks, not the file (the library's `get` pushes the whole object).
+ * instance's streams. Objects are written and read in the object store's own layout (chunks on
+ * `$O.<bucket>.C.<nuid>`, the description on `$O.<bucket>.M.<name>`), so the library and the
+ * `nats` CLI read them, but with two differences the throughput and the memory need: chunks
+ * are published a few at a time instead of one round trip each, and reading pulls one chunk at
+ * a time by direct get (the library's `get` pushes the whole object at the reader however slow
+ * it is, and creates a consumer per read).
  */
-export async function createObjectStoreStorage(opts: {
-  js: Bus['js'];
-  instance: InstanceId;
-  replicas: number;
-}): Promise<MediaStorage> {
-  const bucket = mediaBucketName(opts.instance);
-  const store: ObjectStore = await new Objm(opts.js).create(bucket, {
+export async function createObjectStoreStorage(opts: { bus: Bus; replicas: number }): Promise<MediaStorage> {
+  const { js, instance, nc } = opts.bus;
+  const bucket = mediaBucketName(instance);
+  const store: ObjectStore = await new Objm(js).create(bucket, {
     replicas: opts.replicas,
-    description: `media files of inbox instance ${opts.instance}`,
+    description: `media files of inbox instance ${instance}`,
   });
   const stream = `OBJ_${bucket}`;
+  const jsm = await js.jetstreamManager();
+  const chunkSubject = (nuid: string) => `$O.${bucket}.C.${nuid}`;
+  const maxPayload = nc.info?.max_payload ?? MAX_CHUNK_BYTES;
+  const chunkBytes = Math.max(64 * 1024, Math.min(MAX_CHUNK_BYTES, maxPayload - HEADER_ROOM));
+  // An object never changes once written: where its chunks are is asked once, not per read.
+  const layouts = new Lru<string, { nuid: string; chunks: number }>(10_000);
 
   async function* chunks(nuid: string, total: number, range: ByteRange | undefined): AsyncGenerator<Buffer> {
-    if (total === 0) return;
-    const consumer = await opts.js.consumers.get(stream, { filter_subjects: `$O.${bucket}.C.${nuid}` });
-    const messages = await consumer.consume({ max_messages: READ_AHEAD_CHUNKS });
+    let seq = 0;
     let offset = 0;
-    let seen = 0;
-    try {
-      for await (const m of messages) {
-        seen++;
-        const data = m.data;
-        const from = offset;
-        offset += data.length;
-        if (!range) yield Buffer.from(data);
-        else if (offset > range.start && from <= range.end) {
-          const start = Math.max(0, range.start - from);
-          const end = Math.min(data.length, range.end - from + 1);
-          yield Buffer.from(data.subarray(start, end));
-        }
-        if (seen >= total || (range && offset > range.end)) break;
+    for (let i = 0; i < total; i++) {
+      const m = await jsm.direct.getMessage(stream, { seq: seq + 1, next_by_subj: chunkSubject(nuid) });
+      if (!m) throw new Error(`media object ${nuid}: chunk ${i + 1} of ${total} is missing`);
+      seq = m.seq;
+      const data = m.data;
+      const from = offset;
+      offset += data.length;
+      if (!range) yield Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+      else if (offset > range.start && from <= range.end) {
+        const start = Math.max(0, range.start - from);
+        const end = Math.min(data.length, range.end - from + 1);
+        yield Buffer.from(data.buffer, data.byteOffset + start, end - start);
       }
-    } finally {
-      messages.stop();
-      await consumer.delete().catch(() => undefined);
+      if (range && offset > range.end) return;
     }
   }
 
   return {
     async put(key, body) {
-      const info = await store.put(
-        { name: key, options: { max_chunk_size: CHUNK_BYTES } },
-        Readable.toWeb(body) as ReadableStream<Uint8Array>,
-      );
-      return { size: info.size };
+      const nuid = randomBytes(16).toString('hex');
+      const subject = chunkSubject(nuid);
+      const hash = createHash('sha256');
+      const inFlight: Array<Promise<unknown>> = [];
+      let size = 0;
+      let count = 0;
+      try {
+        for await (const chunk of rechunk(body, chunkBytes)) {
+          hash.update(chunk);
+          size += chunk.length;
+          count++;
+          inFlight.push(js.publish(subject, chunk));
+          if (inFlight.length >= WRITE_WINDOW) await inFlight.shift();
+        }
+        await Promise.all(inFlight.splice(0));
+        const digest = hash.digest();
+        const info = {
+          name: key,
+          bucket,
+          nuid,
+          size,
+          chunks: count,
+          mtime: new Date().toISOString(),
+          digest: `SHA-256=${Base64UrlPaddedCodec.encode(digest)}`,
+          deleted: false,
+          options: { max_chunk_size: chunkBytes },
+        };
+        await js.publish(`$O.${bucket}.M.${Base64UrlPaddedCodec.encode(key)}`, JSON.stringify(info));
+        layouts.set(key, { nuid, chunks: count });
+        return { size, sha256: digest.toString('hex') };
+      } catch (err) {
+        await Promise.allSettled(inFlight);
+        await jsm.streams.purge(stream, { filter: subject }).catch(() => undefined);
+        throw err;
+      }
     },
     async read(key, range) {
-      const info = await store.info(key);
-      if (!info || info.deleted) return undefined;
-      return Readable.from(chunks(info.nuid, info.chunks, range), { objectMode: false });
+      let layout = layouts.get(key);
+      if (!layout) {
+        const info = await store.info(key);
+        if (!info || info.deleted) return undefined;
+        layout = { nuid: info.nuid, chunks: info.chunks };
+        layouts.set(key, layout);
+      }
+      return Readable.from(chunks(layout.nuid, layout.chunks, range), { objectMode: false });
     },
     async remove(key) {
+      layouts.delete(key);
       await store.delete(key).catch((err: unknown) => {
         if (!(err instanceof Error && /not found/i.test(err.message))) throw err;
       });

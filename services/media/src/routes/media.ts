@@ -17,7 +17,7 @@ import type { MediaDatabase } from '../db.ts';
 import { contentDisposition, mediaFileView } from '../domain/media-file.ts';
 import { defaultFileName, type MediaLimits } from '../domain/media-kind.ts';
 import { ingestMedia } from '../use-cases/ingest.ts';
-import { retrieveMedia } from '../use-cases/retrieve.ts';
+import { createFileCache, retrieveMedia } from '../use-cases/retrieve.ts';
 
 /** How long a gateway signature on the uploader stays good: one request's way, with clock skew. */
 const UPLOADER_MAX_AGE_MS = 5 * 60_000;
@@ -93,6 +93,7 @@ function contentLength(req: FastifyRequest): number | undefined {
 /** The media service's HTTP API; the gateway forwards `media/` and `media/{id}/` here. */
 export async function registerMediaRoutes(app: HttpServer, deps: MediaRouteDeps): Promise<void> {
   const largest = Math.max(...Object.values(deps.limits));
+  const files = createFileCache();
   await app.register(fastifyMultipart, {
     limits: { fileSize: largest + 1, files: 4, fields: 16, parts: 20 },
   });
@@ -158,6 +159,8 @@ export async function registerMediaRoutes(app: HttpServer, deps: MediaRouteDeps)
           contentLength(req),
         );
       }
+      // A file just uploaded is usually read soon (the network fetches what is sent by link).
+      files.set(row.id, row);
       return reply.status(201).send(mediaFileView(row, deps.publicUrl));
     },
   );
@@ -176,7 +179,7 @@ export async function registerMediaRoutes(app: HttpServer, deps: MediaRouteDeps)
     async (req, reply) => {
       const range = req.headers.range;
       const ifNoneMatch = req.headers['if-none-match'];
-      const got = await retrieveMedia(deps, { id: req.params.id, range, ifNoneMatch });
+      const got = await retrieveMedia({ ...deps, files }, { id: req.params.id, range, ifNoneMatch });
       const [storedType = 'application', storedSubtype = 'octet-stream'] = got.file.mime_type.split('/');
       const type = `${req.query.mime_type_type ?? storedType}/${req.query.mime_type_subtype ?? storedSubtype}`;
       const size = Number(got.file.size);

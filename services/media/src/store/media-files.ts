@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { MediaDatabase, MediaFileRow, MediaOrigin } from '../db.ts';
 
 type Db = Kysely<MediaDatabase>;
@@ -9,19 +9,6 @@ export async function findMediaFile(db: Db, id: string): Promise<MediaFileRow | 
 
 export async function findMediaBySourceWamid(db: Db, wamid: string): Promise<MediaFileRow | undefined> {
   return db.selectFrom('media_files').selectAll().where('source_wamid', '=', wamid).executeTakeFirst();
-}
-
-/** The object already holding bytes with this digest and size, if any. */
-export async function findObjectBySha256(db: Db, sha256: string, size: number): Promise<string | undefined> {
-  const row = await db
-    .selectFrom('media_files')
-    .select('object_key')
-    .where('sha256', '=', sha256)
-    .where('size', '=', String(size))
-    .orderBy('created_at')
-    .limit(1)
-    .executeTakeFirst();
-  return row?.object_key;
 }
 
 export interface NewMediaFile {
@@ -36,13 +23,20 @@ export interface NewMediaFile {
   sourceWamid?: string;
 }
 
-/** Inserts a file; an inbound file for a message already stored keeps the first (answered). */
+/**
+ * Inserts a file. Its bytes go to the object already holding the same bytes (same digest and
+ * size), if any, else to `objectKey`: the row says which. An inbound file for a message already
+ * stored keeps the first (answered).
+ */
 export async function insertMediaFile(db: Db, f: NewMediaFile): Promise<MediaFileRow> {
   const inserted = await db
     .insertInto('media_files')
     .values({
       id: f.id,
-      object_key: f.objectKey,
+      object_key: sql<string>`coalesce(
+        (select object_key from media_files where sha256 = ${f.sha256} and size = ${f.size} order by created_at limit 1),
+        ${f.objectKey}
+      )`,
       sha256: f.sha256,
       size: f.size,
       mime_type: f.mimeType,

@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { type MediaCategory, ServiceError } from '@switchboard/proto';
 import { fileTypeFromBuffer } from 'file-type';
@@ -6,7 +6,7 @@ import type { Kysely } from 'kysely';
 import type { MediaStorage } from '../adapters/storage.ts';
 import type { MediaDatabase, MediaFileRow, MediaOrigin } from '../db.ts';
 import { cleanFileName, decideMimeType, type MediaLimits, mediaKindOf } from '../domain/media-kind.ts';
-import { findObjectBySha256, insertMediaFile, objectInUse } from '../store/media-files.ts';
+import { insertMediaFile, objectInUse } from '../store/media-files.ts';
 
 /** Bytes `file-type` reads to recognise every format it knows. */
 const SNIFF_BYTES = 4100;
@@ -54,7 +54,7 @@ async function readHead(iterator: AsyncIterator<Uint8Array>): Promise<{ head: Bu
 /**
  * Stores a stream as a media file, reading it once: the type is decided from the first bytes
  * (sniffed, and checked against the declared type), then the bytes flow to the storage while
- * they are counted (the kind's limit stops them) and hashed. Bytes already stored (same
+ * they are counted (the kind's limit stops them); the storage hashes them as it writes. Bytes already stored (same
  * SHA-256) are kept once: the new object is removed and the file points at the old one.
  */
 export async function ingestMedia(deps: IngestDeps, input: IngestInput): Promise<MediaFileRow> {
@@ -90,13 +90,11 @@ async function ingestFrom(
   const limit = deps.limits[kind];
   if (input.declaredSize !== undefined && input.declaredSize > limit) throw tooLarge(kind, limit);
 
-  const hash = createHash('sha256');
   let size = 0;
   async function* counted(): AsyncGenerator<Buffer> {
     const take = (chunk: Buffer): Buffer => {
       size += chunk.length;
       if (size > limit) throw tooLarge(kind, limit);
-      hash.update(chunk);
       return chunk;
     };
     yield take(head);
@@ -107,18 +105,17 @@ async function ingestFrom(
   }
 
   const key = randomUUID();
+  let sha256: string;
   try {
-    await deps.storage.put(key, Readable.from(counted()));
+    // The storage digests the bytes as it writes them: one pass over them, not two.
+    ({ sha256 } = await deps.storage.put(key, Readable.from(counted())));
   } catch (err) {
     await deps.storage.remove(key).catch(() => undefined);
     throw err;
   }
-  const sha256 = hash.digest('hex');
-  const existing = await findObjectBySha256(deps.db, sha256, size);
-  const objectKey = existing ?? key;
   const row = await insertMediaFile(deps.db, {
     id: randomUUID(),
-    objectKey,
+    objectKey: key,
     sha256,
     size,
     mimeType,
@@ -127,8 +124,7 @@ async function ingestFrom(
     createdBy: input.createdBy,
     ...(input.sourceWamid === undefined ? {} : { sourceWamid: input.sourceWamid }),
   });
-  if (objectKey !== key || row.object_key !== key) {
-    if (!(await objectInUse(deps.db, key))) await deps.storage.remove(key);
-  }
+  // The same bytes were stored before: the file points at that object, this copy goes.
+  if (row.object_key !== key && !(await objectInUse(deps.db, key))) await deps.storage.remove(key);
   return row;
 }

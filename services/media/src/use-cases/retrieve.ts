@@ -3,6 +3,7 @@ import { MediaIdSchema, ServiceError } from '@switchboard/proto';
 import type { Kysely } from 'kysely';
 import type { MediaStorage } from '../adapters/storage.ts';
 import type { MediaDatabase, MediaFileRow } from '../db.ts';
+import { Lru } from '../domain/lru.ts';
 import { type ByteRange, etagMatches, parseRange } from '../domain/range.ts';
 import { findMediaFile } from '../store/media-files.ts';
 
@@ -12,14 +13,19 @@ export type Retrieval =
 
 const notFound = () => new ServiceError('not_found', 'No media file with this id.');
 
+/** What retrieval reads of a file never changes: recently read files are answered from memory. */
+export type FileCache = Lru<string, MediaFileRow>;
+export const createFileCache = (): FileCache => new Lru(10_000);
+
 /** A media file's bytes (or the slice a Range asks for), answered without a token. */
 export async function retrieveMedia(
-  deps: { db: Kysely<MediaDatabase>; storage: MediaStorage },
+  deps: { db: Kysely<MediaDatabase>; storage: MediaStorage; files: FileCache },
   input: { id: string; range: string | undefined; ifNoneMatch: string | undefined },
 ): Promise<Retrieval> {
   if (!MediaIdSchema.safeParse(input.id).success) throw notFound();
-  const file = await findMediaFile(deps.db, input.id);
+  const file = deps.files.get(input.id) ?? (await findMediaFile(deps.db, input.id));
   if (!file) throw notFound();
+  deps.files.set(input.id, file);
   const etag = `"${file.sha256}"`;
   if (etagMatches(input.ifNoneMatch, etag)) return { kind: 'not_modified', file, etag };
   const size = Number(file.size);
