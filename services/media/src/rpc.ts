@@ -20,20 +20,24 @@ export function startRpc(deps: {
   network: NetworkClient;
 }): Array<{ unsubscribe(): void }> {
   return [
-    deps.bus.serve(mediaNetworkUpload, async (r) => {
-      try {
-        return await uploadToNetwork(deps, r.media_id);
-      } catch (err) {
-        // The caller (the send) retries an outage and fails on a refusal: say which it was.
-        if (err instanceof NetworkError) {
-          if (err.retryable) throw ServiceError.unavailable('network', err.message, { cause: err });
-          throw new ServiceError('unsupported_media_type', err.message, {
-            details: { network_code: err.code ?? null },
-            cause: err,
-          });
+    deps.bus.serve(
+      mediaNetworkUpload,
+      async (r) => {
+        try {
+          return await uploadToNetwork(deps, r.media_id);
+        } catch (err) {
+          // The caller (the send) retries an outage and fails on a refusal: say which it was.
+          if (err instanceof NetworkError) {
+            if (err.retryable) throw ServiceError.unavailable('network', err.message, { cause: err });
+            throw new ServiceError('unsupported_media_type', err.message, {
+              details: { network_code: err.code ?? null },
+              cause: err,
+            });
+          }
+          throw err;
         }
-        throw err;
-      }
-    }),
+      },
+      { queue: 'media' },
+    ),
   ];
 }
