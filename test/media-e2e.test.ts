@@ -222,4 +222,40 @@ describe('media between the inbox, its clients and the network', () => {
     const left = (await (await fetch(`${inbox.sandbox.url}/sandbox/faults`)).json()) as { faults: unknown[] };
     expect(left.faults).toEqual([]);
   });
+
+  // Runs last: it stops the media service.
+  it('answers 503 naming the media service while it is down, and records a file the network no longer has as failed', async () => {
+    const waId = '4915550100041';
+    await inbox.media.stop();
+    const upload = await fetch(`${inbox.url}/api/v1/media/`, {
+      method: 'POST',
+      headers: { authorization: `Token ${admin}`, 'content-type': 'image/png' },
+      body: png,
+    });
+    expect(upload.status).toBe(503);
+    expect(await upload.json()).toMatchObject({ code: 'service_unavailable', dependency: 'media' });
+    const read = await fetch(`${inbox.url}/api/v1/media/0b5f8a2e-3c1d-4e6f-9a7b-8c9d0e1f2a3b/`);
+    expect(read.status).toBe(503);
+
+    // While the media service is down the customer's photo is stored without its file, and the
+    // network forgets the file before the media service comes back.
+    const sent = await fetch(`${inbox.sandbox.url}/sandbox/customers/${waId}/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ type: 'image' }),
+    });
+    const { id: wamid, media_id } = (await sent.json()) as { id: string; media_id: string };
+    await waitFor(async () => (await messageByWamid(waId, wamid)) !== undefined, 30_000, 'message stored');
+    expect((await messageByWamid(waId, wamid))?.media).toBeNull();
+    const gone = await fetch(`${inbox.sandbox.url}/${media_id}`, {
+      method: 'DELETE',
+      headers: { 'D360-API-KEY': inbox.env.NETWORK_API_KEY ?? '' },
+    });
+    expect(gone.status).toBe(200);
+
+    await inbox.restartMedia();
+    const media = await storedMedia(waId, wamid);
+    expect(media).toMatchObject({ status: 'failed', id: null, file: null });
+    expect(media.error?.code).toBe(100);
+  });
 });

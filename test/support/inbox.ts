@@ -35,6 +35,8 @@ export interface Inbox {
    * `singleProcess`, a fresh inbox process.
    */
   restartChats(): Promise<void>;
+  /** Starts a fresh media process (after the previous one was stopped); with `singleProcess`, the inbox. */
+  restartMedia(): Promise<void>;
   api(
     method: string,
     path: string,
@@ -146,6 +148,14 @@ export async function startInbox(opts: InboxOptions = {}): Promise<Inbox> {
         inbox.media = next;
       } else {
         inbox.chats = spawnService(chatsEntry, env);
+      }
+    },
+    async restartMedia() {
+      if (opts.singleProcess) {
+        await inbox.restartChats();
+        inbox.media = inbox.chats;
+      } else {
+        inbox.media = spawnService(join(repoRoot, 'services/media/src/main.ts'), { ...env, ...mediaEnv });
       }
     },
     api(method, path, o = {}) {
