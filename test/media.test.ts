@@ -126,6 +126,20 @@ describe('media upload and retrieval', () => {
     await stale.arrayBuffer();
   });
 
+  it('answers HEAD with the headers alone', async () => {
+    const bytes = jpeg(3 * 1024 * 1024);
+    const file = await uploaded(bytes, 'image/jpeg');
+    for (let i = 0; i < 3; i++) {
+      const head = await fetch(file.file, { method: 'HEAD' });
+      expect(head.status).toBe(200);
+      expect(head.headers.get('content-length')).toBe(String(bytes.length));
+      expect(head.headers.get('etag')).toBe(`"${file.sha256}"`);
+      expect((await head.arrayBuffer()).byteLength).toBe(0);
+    }
+    const full = await fetch(file.file);
+    expect(Buffer.from(await full.arrayBuffer()).equals(bytes)).toBe(true);
+  });
+
   it('overrides the Content-Type with mime_type_type and mime_type_subtype', async () => {
     const file = await uploaded(png, 'image/png');
     const res = await fetch(`${file.file}?mime_type_type=application&mime_type_subtype=octet-stream`);

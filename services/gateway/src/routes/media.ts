@@ -136,6 +136,29 @@ export const mediaRoutes: FastifyPluginAsync<MediaRouteOptions> = async (plugin,
     },
   );
 
+  /** Passes a retrieval on (GET, or HEAD for the headers alone) and streams the answer back. */
+  async function retrieve(req: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) {
+    const query = req.url.includes('?') ? req.url.slice(req.url.indexOf('?')) : '';
+    let res: Response;
+    try {
+      // HEAD stays HEAD: the media service then reads no bytes at all.
+      res = await fetch(`${base}/api/v1/media/${encodeURIComponent(req.params.id)}/${query}`, {
+        method: req.method === 'HEAD' ? 'HEAD' : 'GET',
+        headers: { ...pickHeaders(req.headers, RETRIEVE_HEADERS), 'x-request-id': req.id },
+      });
+    } catch (err) {
+      throw unavailable(err);
+    }
+    const out = untyped(reply).status(res.status).headers(pickHeaders(res.headers, ANSWER_HEADERS));
+    if (!res.body || res.status === 304) return out.send();
+    // A stream is not serialized: the bytes go out as the media service streams them.
+    return out.send(Readable.fromWeb(res.body as import('node:stream/web').ReadableStream<Uint8Array>));
+  }
+
+  // HEAD is declared before GET, so Fastify does not generate its own (which would read the
+  // whole file to drop it); it is left out of the document, like every HEAD.
+  app.head('/media/:id/', { schema: { hide: true, params: MediaIdParam } }, retrieve);
+
   app.get(
     '/media/:id/',
     {
@@ -161,20 +184,6 @@ export const mediaRoutes: FastifyPluginAsync<MediaRouteOptions> = async (plugin,
         },
       },
     },
-    async (req, reply) => {
-      const query = req.url.includes('?') ? req.url.slice(req.url.indexOf('?')) : '';
-      let res: Response;
-      try {
-        res = await fetch(`${base}/api/v1/media/${encodeURIComponent(req.params.id)}/${query}`, {
-          headers: { ...pickHeaders(req.headers, RETRIEVE_HEADERS), 'x-request-id': req.id },
-        });
-      } catch (err) {
-        throw unavailable(err);
-      }
-      const out = untyped(reply).status(res.status).headers(pickHeaders(res.headers, ANSWER_HEADERS));
-      if (!res.body || res.status === 304) return out.send();
-      // A stream is not serialized: the bytes go out as the media service streams them.
-      return out.send(Readable.fromWeb(res.body as import('node:stream/web').ReadableStream<Uint8Array>));
-    },
+    retrieve,
   );
 };

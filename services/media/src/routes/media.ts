@@ -165,21 +165,26 @@ export async function registerMediaRoutes(app: HttpServer, deps: MediaRouteDeps)
     },
   );
 
-  app.get(
-    '/api/v1/media/:id/',
-    {
-      schema: {
-        params: z.object({ id: z.string().max(100) }),
-        querystring: z.object({
-          mime_type_type: z.string().regex(MIME_TOKEN).optional(),
-          mime_type_subtype: z.string().regex(MIME_TOKEN).optional(),
-        }),
-      },
+  app.route({
+    // HEAD is answered by this handler too (not Fastify's generated one, which reads the bytes
+    // to drop them): headers only, the storage untouched.
+    method: ['GET', 'HEAD'],
+    url: '/api/v1/media/:id/',
+    exposeHeadRoute: false,
+    schema: {
+      params: z.object({ id: z.string().max(100) }),
+      querystring: z.object({
+        mime_type_type: z.string().regex(MIME_TOKEN).optional(),
+        mime_type_subtype: z.string().regex(MIME_TOKEN).optional(),
+      }),
     },
-    async (req, reply) => {
+    handler: async (req, reply) => {
       const range = req.headers.range;
       const ifNoneMatch = req.headers['if-none-match'];
-      const got = await retrieveMedia({ ...deps, files }, { id: req.params.id, range, ifNoneMatch });
+      const got = await retrieveMedia(
+        { ...deps, files },
+        { id: req.params.id, range, ifNoneMatch, headersOnly: req.method === 'HEAD' },
+      );
       const [storedType = 'application', storedSubtype = 'octet-stream'] = got.file.mime_type.split('/');
       const type = `${req.query.mime_type_type ?? storedType}/${req.query.mime_type_subtype ?? storedSubtype}`;
       const size = Number(got.file.size);
@@ -199,7 +204,7 @@ export async function registerMediaRoutes(app: HttpServer, deps: MediaRouteDeps)
       } else {
         reply.status(200).header('content-length', String(size));
       }
-      return reply.send(got.body);
+      return got.body ? reply.send(got.body) : reply.send();
     },
-  );
+  });
 }

@@ -9,7 +9,14 @@ import { findMediaFile } from '../store/media-files.ts';
 
 export type Retrieval =
   | { kind: 'not_modified'; file: MediaFileRow; etag: string }
-  | { kind: 'bytes'; file: MediaFileRow; etag: string; range: ByteRange | undefined; body: Readable };
+  | {
+      kind: 'bytes';
+      file: MediaFileRow;
+      etag: string;
+      range: ByteRange | undefined;
+      /** Absent when only the headers were asked for (HEAD). */
+      body: Readable | undefined;
+    };
 
 const notFound = () => new ServiceError('not_found', 'No media file with this id.');
 
@@ -20,7 +27,7 @@ export const createFileCache = (): FileCache => new Lru(10_000);
 /** A media file's bytes (or the slice a Range asks for), answered without a token. */
 export async function retrieveMedia(
   deps: { db: Kysely<MediaDatabase>; storage: MediaStorage; files: FileCache },
-  input: { id: string; range: string | undefined; ifNoneMatch: string | undefined },
+  input: { id: string; range: string | undefined; ifNoneMatch: string | undefined; headersOnly?: boolean },
 ): Promise<Retrieval> {
   if (!MediaIdSchema.safeParse(input.id).success) throw notFound();
   const file = deps.files.get(input.id) ?? (await findMediaFile(deps.db, input.id));
@@ -37,6 +44,7 @@ export async function retrieveMedia(
     });
   }
   const range = verdict.kind === 'partial' ? verdict.range : undefined;
+  if (input.headersOnly) return { kind: 'bytes', file, etag, range, body: undefined };
   const body = await deps.storage.read(file.object_key, range);
   if (!body) throw new Error(`media file ${file.id}: object ${file.object_key} is missing from the storage`);
   return { kind: 'bytes', file, etag, range, body };
