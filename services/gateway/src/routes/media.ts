@@ -74,9 +74,8 @@ export const mediaRoutes: FastifyPluginAsync<MediaRouteOptions> = async (plugin,
       onSend: async (_req, reply) => {
         if (reply.statusCode >= 400) reply.header('connection', 'close');
       },
-      // The body is documented, not parsed: the media service reads it as it streams.
-      validatorCompiler: ({ httpPart }) =>
-        httpPart === 'body' ? () => ({ value: undefined }) : (value) => ({ value }),
+      // Body and query are documented here and checked by the media service, which reads them.
+      validatorCompiler: () => (value) => ({ value }),
       schema: {
         tags,
         security: [{ token: [] }],
