@@ -137,6 +137,38 @@ describe('media between the inbox, its clients and the network', () => {
     );
   });
 
+  it("sends a template whose header image is an inbox link by the network's media id", async () => {
+    const waId = '4915550100004';
+    const image = png;
+    const file = await upload(image, 'image/png', 'sale.png');
+    // A template needs no open window; `spring_sale` is the sandbox's template with an image header.
+    await send({
+      wa_id: waId,
+      type: 'template',
+      template: {
+        name: 'spring_sale',
+        language: { code: 'en' },
+        components: [
+          { type: 'header', parameters: [{ type: 'image', image: { link: file.file } }] },
+          { type: 'body', parameters: [{ type: 'text', text: 'tomorrow' }] },
+        ],
+      },
+    });
+    let got: Received['messages'][number] | undefined;
+    await waitFor(
+      async () => {
+        got = (await received(waId)).find((m) => m.type === 'template');
+        return got !== undefined;
+      },
+      30_000,
+      () => `the customer receiving the template (${inbox.chats.output().slice(-2000)})`,
+    );
+    expect(JSON.stringify(got?.message)).not.toContain(file.file);
+    expect(got?.media).toEqual([
+      { id: expect.any(String), sha256: sha256(image), size: image.length, mime_type: 'image/png' },
+    ]);
+  });
+
   it('fails the send of an inbox media id that does not exist, with the network-style error', async () => {
     const waId = '4915550100003';
     await customerWrites(waId, 'Hello');
