@@ -1,5 +1,6 @@
+import { NetworkError, ServiceError } from '@switchboard/proto';
 import { describe, expect, it } from 'vitest';
-import { inboundMediaOf } from './inbound-media.ts';
+import { fetchRefused, inboundMediaOf, MAX_FETCH_ATTEMPTS } from './inbound-media.ts';
 import { contentDisposition } from './media-file.ts';
 import { cleanFileName, decideMimeType, mediaKindOf } from './media-kind.ts';
 import { etagMatches, parseRange } from './range.ts';
@@ -117,4 +118,27 @@ describe('inboundMediaOf', () => {
       expect(inboundMediaOf(text)).toEqual([]);
     },
   );
+});
+
+describe('fetchRefused', () => {
+  const network = (operation: string, status: number) =>
+    new NetworkError({ kind: 'api', operation, status, message: `${operation} ${status}` });
+
+  it.each([
+    ['the network refusing the media id', network('getMediaUrl', 404), 1, true],
+    [
+      'a refused download, first attempts (the URL may have expired)',
+      network('downloadMedia', 404),
+      2,
+      false,
+    ],
+    ['a refused download, third attempt', network('downloadMedia', 404), 3, true],
+    ['the network failing', network('downloadMedia', 503), 5, false],
+    ['the network failing for good', network('getMediaUrl', 503), MAX_FETCH_ATTEMPTS, true],
+    ['a file too large', new ServiceError('payload_too_large'), 1, true],
+    ['chats unavailable', ServiceError.unavailable('chats'), 1, false],
+    ['the database down', new Error('connect ECONNREFUSED'), 50, false],
+  ])('%s', (_what, err, attempt, expected) => {
+    expect(fetchRefused(err, attempt)).toBe(expected);
+  });
 });

@@ -1,3 +1,4 @@
+import { NetworkError, ServiceError } from '@switchboard/proto';
 import { z } from 'zod';
 
 const MEDIA_TYPES = ['image', 'audio', 'video', 'document', 'sticker'] as const;
@@ -75,3 +76,18 @@ export function fetchRetryDelayMs(attempt: number): number {
 
 /** Attempts before a download the network keeps failing is given up (about 15 minutes). */
 export const MAX_FETCH_ATTEMPTS = 20;
+
+/**
+ * Whether a failed fetch is the end of it (recorded as failed) rather than one to retry: the
+ * network refused (a 4xx), kept failing for `MAX_FETCH_ATTEMPTS`, or sent what may not be stored
+ * (too large, a type it may not be). A refused download is retried twice first: its URL may have
+ * expired on the way, and the next attempt asks for a fresh one. Anything else (the network, the
+ * database or chats unavailable) is retried.
+ */
+export function fetchRefused(err: unknown, attempt: number): boolean {
+  if (err instanceof ServiceError) return err.status < 500;
+  if (!(err instanceof NetworkError)) return false;
+  if (attempt >= MAX_FETCH_ATTEMPTS) return true;
+  if (err.retryable) return false;
+  return err.operation !== 'downloadMedia' || attempt >= 3;
+}

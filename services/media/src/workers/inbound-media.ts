@@ -1,6 +1,6 @@
 import type { Logger } from '@switchboard/kit';
-import { type Consumption, mediaInboundConsumer, NetworkError, ServiceError } from '@switchboard/proto';
-import { fetchRetryDelayMs, inboundMediaOf, MAX_FETCH_ATTEMPTS } from '../domain/inbound-media.ts';
+import { type Consumption, mediaInboundConsumer } from '@switchboard/proto';
+import { fetchRefused, fetchRetryDelayMs, inboundMediaOf } from '../domain/inbound-media.ts';
 import { type FetchDeps, fetchInboundMedia, reportInboundMediaFailed } from '../use-cases/fetch-inbound.ts';
 
 /**
@@ -21,11 +21,7 @@ export async function startInboundMediaWorker(deps: FetchDeps & { log: Logger })
           const media = await fetchInboundMedia(deps, ref);
           log.info({ wamid: ref.wamid, media_id: media.id, size: media.size }, 'inbound media stored');
         } catch (err) {
-          // Refused for good: the network said no, gave up answering, or sent what may not be stored.
-          const refused =
-            (err instanceof NetworkError && (!err.retryable || ctx.deliveryCount >= MAX_FETCH_ATTEMPTS)) ||
-            (err instanceof ServiceError && err.status < 500);
-          if (refused) {
+          if (err instanceof Error && fetchRefused(err, ctx.deliveryCount)) {
             log.warn({ wamid: ref.wamid, err }, 'inbound media cannot be stored');
             try {
               await reportInboundMediaFailed(deps, ref, err);
