@@ -1,7 +1,8 @@
 /**
  * Media benchmark: upload and download throughput (MB/s) and per-request latency (p50, p99) of
- * the media service for 100 KB and 10 MB files, next to a raw baseline measured in the same run
- * (a bare Fastify server in its own process streaming the same bytes to and from disk), and the
+ * the media service for 100 KB and 10 MB files, called directly and through the gateway (as
+ * clients do), next to a raw baseline measured in the same run (a bare Fastify server in its own
+ * process streaming the same bytes to and from disk), and the
  * media service's RSS growth while a 100 MB document is uploaded and downloaded. Prints JSON on
  * stdout; progress goes to stderr.
  *
@@ -57,11 +58,12 @@ const databaseUrl = await infra.createDatabase('bench_media');
 const mediaPort = await freePort();
 const rawPort = await freePort();
 const mediaUrl = `http://127.0.0.1:${mediaPort}`;
+const instance = uniqueInstanceId('bench');
 const rawUrl = `http://127.0.0.1:${rawPort}`;
 const media = spawnService(join(repoRoot, 'services/media/src/main.ts'), {
   DATABASE_URL: databaseUrl,
   NATS_URL: infra.natsUrl,
-  INSTANCE_ID: uniqueInstanceId('bench'),
+  INSTANCE_ID: instance,
   MEDIA_PORT: String(mediaPort),
   PUBLIC_URL: 'http://127.0.0.1:8000',
   INBOX_SECRET_KEY: SECRET,
@@ -72,6 +74,21 @@ const media = spawnService(join(repoRoot, 'services/media/src/main.ts'), {
   ...(process.env.BENCH_MEDIA_CPU_PROFILE && {
     NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_MEDIA_CPU_PROFILE}`,
   }),
+});
+// The inbox API in front of it, as clients use it: the gateway passes media/ on, streamed.
+const gatewayPort = await freePort();
+const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
+const ADMIN = { username: 'bench', password: 'a long quiet passphrase 1' };
+const gateway = spawnService(join(repoRoot, 'services/gateway/src/main.ts'), {
+  DATABASE_URL: databaseUrl,
+  NATS_URL: infra.natsUrl,
+  INSTANCE_ID: instance,
+  PORT: String(gatewayPort),
+  INBOX_SECRET_KEY: SECRET,
+  INBOX_ADMIN_USERNAME: ADMIN.username,
+  INBOX_ADMIN_PASSWORD: ADMIN.password,
+  MEDIA_URL: mediaUrl,
+  LOG_LEVEL: 'error',
 });
 const raw = spawnService(join(repoRoot, 'bench/media/raw-server.ts'), {
   RAW_PORT: String(rawPort),
@@ -91,16 +108,32 @@ try {
     30_000,
     () => raw.output(),
   );
+  await waitFor(
+    async () => (await fetch(`${gatewayUrl}/api/v1/status/health/`).catch(() => null))?.status === 200,
+    60_000,
+    () => gateway.output(),
+  );
+  const login = await fetch(`${gatewayUrl}/api/v1/auth/token/`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(ADMIN),
+  });
+  const { token } = (await login.json()) as { token: string };
+  const gatewayPool = new Pool(gatewayUrl, { connections: CONCURRENCY });
   const mediaPool = new Pool(mediaUrl, { connections: CONCURRENCY });
   const rawPool = new Pool(rawUrl, { connections: CONCURRENCY });
   const base = randomBytes(100 * MB);
   let counter = 0;
 
-  async function uploadMedia(data: Buffer): Promise<string> {
-    const res = await mediaPool.request({
+  /** Uploads to the media service itself, or (`viaGateway`) through the inbox API. */
+  async function uploadMedia(data: Buffer, viaGateway = false): Promise<string> {
+    const res = await (viaGateway ? gatewayPool : mediaPool).request({
       method: 'POST',
       path: '/api/v1/media/?filename=bench.pdf',
-      headers: { 'content-type': 'application/pdf', [MEDIA_UPLOADER_HEADER]: uploader() },
+      headers: {
+        'content-type': 'application/pdf',
+        ...(viaGateway ? { authorization: `Token ${token}` } : { [MEDIA_UPLOADER_HEADER]: uploader() }),
+      },
       body: data,
     });
     const body = (await res.body.json()) as { id?: string };
@@ -146,50 +179,70 @@ try {
     const files = Array.from({ length: size.requests }, () => pdfOf(size.bytes, base, counter++));
     const side = {
       media_upload: [] as number[],
+      gateway_upload: [] as number[],
       raw_upload: [] as number[],
       media_download: [] as number[],
+      gateway_download: [] as number[],
       raw_download: [] as number[],
     };
-    const totals = { media_upload: 0, raw_upload: 0, media_download: 0, raw_download: 0 };
+    const totals = {
+      media_upload: 0,
+      gateway_upload: 0,
+      raw_upload: 0,
+      media_download: 0,
+      gateway_download: 0,
+      raw_download: 0,
+    };
     const ids: string[] = [];
     const diskName = `download-${size.label}.pdf`;
     const diskFile = files[0] ?? Buffer.alloc(0);
     await writeFile(join(work, diskName), diskFile);
+    const record = (key: keyof typeof totals, run: { ms: number[]; total: number }) => {
+      side[key].push(...run.ms);
+      totals[key] += run.total;
+    };
     for (let round = 0; round < ROUNDS; round++) {
-      const mu = await timed(files.length, async (i) => {
-        const file = files[i];
-        if (!file) return;
-        // Unique bytes each round (dedupe would otherwise skip nothing but the row).
-        file.writeUInt32BE(round, 9);
-        ids[i] = await uploadMedia(file);
-      });
-      const ru = await timed(files.length, async (i) => uploadRaw(files[i] ?? Buffer.alloc(0)));
-      const md = await timed(files.length, async (i) =>
-        download(mediaPool, `/api/v1/media/${ids[i]}/`, size.bytes),
+      // Unique bytes per round and side (the same bytes twice would be stored once).
+      const upload = (viaGateway: boolean) =>
+        timed(files.length, async (i) => {
+          const file = files[i];
+          if (!file) return;
+          file.writeUInt32BE(round * 2 + (viaGateway ? 1 : 0), 9);
+          ids[i] = await uploadMedia(file, viaGateway);
+        });
+      record('media_upload', await upload(false));
+      record('gateway_upload', await upload(true));
+      record('raw_upload', await timed(files.length, async (i) => uploadRaw(files[i] ?? Buffer.alloc(0))));
+      record(
+        'media_download',
+        await timed(files.length, async (i) => download(mediaPool, `/api/v1/media/${ids[i]}/`, size.bytes)),
       );
-      const rd = await timed(files.length, async () => download(rawPool, `/file/${diskName}`, size.bytes));
-      side.media_upload.push(...mu.ms);
-      side.raw_upload.push(...ru.ms);
-      side.media_download.push(...md.ms);
-      side.raw_download.push(...rd.ms);
-      totals.media_upload += mu.total;
-      totals.raw_upload += ru.total;
-      totals.media_download += md.total;
-      totals.raw_download += rd.total;
+      record(
+        'gateway_download',
+        await timed(files.length, async (i) => download(gatewayPool, `/api/v1/media/${ids[i]}/`, size.bytes)),
+      );
+      record(
+        'raw_download',
+        await timed(files.length, async () => download(rawPool, `/file/${diskName}`, size.bytes)),
+      );
     }
     const mbps = (key: keyof typeof totals) =>
       round((size.bytes * files.length * ROUNDS) / MB / (totals[key] / 1000), 1);
     const entry = (key: keyof typeof totals) => ({ mb_per_s: mbps(key), ...summarise(side[key]) });
-    const upload = { media: entry('media_upload'), raw: entry('raw_upload') };
-    const downloadResult = { media: entry('media_download'), raw: entry('raw_download') };
-    results[size.label] = {
-      upload: { ...upload, ratio: round(upload.media.mb_per_s / upload.raw.mb_per_s, 2), target: 0.4 },
-      download: {
-        ...downloadResult,
-        ratio: round(downloadResult.media.mb_per_s / downloadResult.raw.mb_per_s, 2),
-        target: 0.5,
-      },
+    const direction = (kind: 'upload' | 'download', target: number) => {
+      const media = entry(`media_${kind}`);
+      const viaGateway = entry(`gateway_${kind}`);
+      const raw = entry(`raw_${kind}`);
+      return {
+        media,
+        via_gateway: viaGateway,
+        raw,
+        ratio: round(media.mb_per_s / raw.mb_per_s, 2),
+        ratio_via_gateway: round(viaGateway.mb_per_s / raw.mb_per_s, 2),
+        target,
+      };
     };
+    results[size.label] = { upload: direction('upload', 0.4), download: direction('download', 0.5) };
   }
 
   // A 100 MB document through the media service, its RSS sampled every 20 ms.
@@ -218,13 +271,12 @@ try {
     target_growth_below_mb: 50,
   };
 
-  await mediaPool.close();
-  await rawPool.close();
+  await Promise.all([mediaPool.close(), gatewayPool.close(), rawPool.close()]);
   process.stdout.write(
     `${JSON.stringify({ bench: 'media', quick, rounds: ROUNDS, concurrency: CONCURRENCY, results }, null, 2)}\n`,
   );
 } finally {
-  await Promise.all([media.stop(), raw.stop()]);
+  await Promise.all([media.stop(), gateway.stop(), raw.stop()]);
   await rm(work, { recursive: true, force: true });
   await infra.stop();
 }

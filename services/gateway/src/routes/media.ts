@@ -1,4 +1,12 @@
-import { Readable } from 'node:stream';
+import {
+  Agent as HttpAgent,
+  request as httpRequest,
+  type IncomingMessage,
+  type OutgoingHttpHeaders,
+} from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream';
 import { type HeaderSigner, InboxErrorSchema } from '@switchboard/kit';
 import { MEDIA_UPLOADER_HEADER, MediaFileSchema, ServiceError } from '@switchboard/proto';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
@@ -41,16 +49,38 @@ function unavailable(err: unknown): ServiceError {
   return ServiceError.unavailable('media', 'The media service is unavailable; retry later.', { cause: err });
 }
 
-function pickHeaders(
-  from: Headers | FastifyRequest['headers'],
-  names: readonly string[],
-): Record<string, string> {
+function pickHeaders(from: IncomingMessage['headers'], names: readonly string[]): Record<string, string> {
   const out: Record<string, string> = {};
   for (const name of names) {
-    const v = from instanceof Headers ? from.get(name) : from[name];
+    const v = from[name];
     if (typeof v === 'string') out[name] = v;
   }
   return out;
+}
+
+/**
+ * One request to the media service with Node's own HTTP client, streams both ways (no web-stream
+ * conversions on the way): resolves with the answer as soon as its headers arrive, while `body`
+ * (the client's upload) may still be flowing.
+ */
+function forward(
+  target: URL,
+  agent: HttpAgent,
+  opts: { method: string; headers: OutgoingHttpHeaders; body?: Readable },
+): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
+    const req = send(target, { method: opts.method, headers: opts.headers, agent }, resolve);
+    req.on('error', reject);
+    if (opts.body) pipeline(opts.body, req, (err) => err && reject(err));
+    else req.end();
+  });
+}
+
+async function readAll(res: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of res) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 /**
@@ -61,6 +91,10 @@ function pickHeaders(
 export const mediaRoutes: FastifyPluginAsync<MediaRouteOptions> = async (plugin, deps) => {
   const app = plugin.withTypeProvider<ZodTypeProvider>();
   const base = deps.mediaUrl.replace(/\/+$/, '');
+  const agent = base.startsWith('https:')
+    ? new HttpsAgent({ keepAlive: true, maxSockets: 256 })
+    : new HttpAgent({ keepAlive: true, maxSockets: 256 });
+  plugin.addHook('onClose', async () => agent.destroy());
   // The body is the media service's to read: it reaches it as the client's byte stream.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_req, _payload, done) => done(null, undefined));
@@ -108,50 +142,50 @@ export const mediaRoutes: FastifyPluginAsync<MediaRouteOptions> = async (plugin,
         JSON.stringify({ user_id: principal.user_id, role: principal.role, at: Date.now() }),
       );
       const query = req.url.includes('?') ? req.url.slice(req.url.indexOf('?')) : '';
-      let res: Response;
+      let status: number;
+      let body: unknown;
       try {
-        res = await fetch(`${base}/api/v1/media/${query}`, {
+        const res = await forward(new URL(`${base}/api/v1/media/${query}`), agent, {
           method: 'POST',
           headers: {
-            ...pickHeaders(req.headers, ['content-type', 'content-length']),
+            ...pickHeaders(req.headers, ['content-type', 'content-length', 'transfer-encoding']),
             [MEDIA_UPLOADER_HEADER]: uploader,
             'x-request-id': req.id,
           },
-          body: Readable.toWeb(req.raw) as ReadableStream<Uint8Array>,
-          duplex: 'half',
+          body: req.raw,
         });
-      } catch (err) {
-        throw unavailable(err);
-      }
-      const text = await res.text();
-      let body: unknown;
-      try {
-        body = JSON.parse(text);
+        status = res.statusCode ?? 502;
+        body = JSON.parse(await readAll(res));
       } catch (err) {
         throw unavailable(err);
       }
       // The media service's answer as it is (its errors are the catalogue's already).
-      return untyped(reply).status(res.status).type('application/json').send(JSON.stringify(body));
+      return untyped(reply).status(status).type('application/json').send(JSON.stringify(body));
     },
   );
 
   /** Passes a retrieval on (GET, or HEAD for the headers alone) and streams the answer back. */
   async function retrieve(req: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) {
     const query = req.url.includes('?') ? req.url.slice(req.url.indexOf('?')) : '';
-    let res: Response;
+    let res: IncomingMessage;
     try {
       // HEAD stays HEAD: the media service then reads no bytes at all.
-      res = await fetch(`${base}/api/v1/media/${encodeURIComponent(req.params.id)}/${query}`, {
+      const target = new URL(`${base}/api/v1/media/${encodeURIComponent(req.params.id)}/${query}`);
+      res = await forward(target, agent, {
         method: req.method === 'HEAD' ? 'HEAD' : 'GET',
         headers: { ...pickHeaders(req.headers, RETRIEVE_HEADERS), 'x-request-id': req.id },
       });
     } catch (err) {
       throw unavailable(err);
     }
-    const out = untyped(reply).status(res.status).headers(pickHeaders(res.headers, ANSWER_HEADERS));
-    if (!res.body || res.status === 304) return out.send();
+    const status = res.statusCode ?? 502;
+    const out = untyped(reply).status(status).headers(pickHeaders(res.headers, ANSWER_HEADERS));
+    if (req.method === 'HEAD' || status === 304) {
+      res.resume();
+      return out.send();
+    }
     // A stream is not serialized: the bytes go out as the media service streams them.
-    return out.send(Readable.fromWeb(res.body as import('node:stream/web').ReadableStream<Uint8Array>));
+    return out.send(res);
   }
 
   // HEAD is declared before GET, so Fastify does not generate its own (which would read the
