@@ -71,9 +71,7 @@ const media = spawnService(join(repoRoot, 'services/media/src/main.ts'), {
   NETWORK_BASE_URL: 'http://127.0.0.1:9',
   NETWORK_API_KEY: 'unused',
   LOG_LEVEL: 'error',
-  ...(process.env.BENCH_MEDIA_CPU_PROFILE && {
-    NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_MEDIA_CPU_PROFILE}`,
-  }),
+  ...(process.env.BENCH_MEDIA_NODE_OPTIONS && { NODE_OPTIONS: process.env.BENCH_MEDIA_NODE_OPTIONS }),
 });
 // The inbox API in front of it, as clients use it: the gateway passes media/ on, streamed.
 const gatewayPort = await freePort();
@@ -257,6 +255,8 @@ try {
   const t0 = performance.now();
   const bigId = await uploadMedia(big);
   const uploadMs = performance.now() - t0;
+  peak = Math.max(peak, rssBytes(pid));
+  const peakUpload = peak;
   const t1 = performance.now();
   await download(mediaPool, `/api/v1/media/${bigId}/`, big.length);
   const downloadMs = performance.now() - t1;
@@ -268,6 +268,7 @@ try {
     rss_before_mb: round(before / MB, 1),
     rss_peak_mb: round(peak / MB, 1),
     rss_growth_mb: round((peak - before) / MB, 1),
+    rss_growth_by_upload_mb: round((peakUpload - before) / MB, 1),
     target_growth_below_mb: 50,
   };
 

@@ -8,9 +8,10 @@ import type { MediaStorage } from './storage.ts';
 
 /**
  * Bytes per stored chunk: each is one JetStream message, so larger chunks mean fewer round
- * trips; capped by the server's max_payload (1 MB by default), less room for headers.
+ * trips, smaller ones less memory per message in the NATS client; capped by the server's
+ * max_payload (1 MB by default), less room for headers.
  */
-const MAX_CHUNK_BYTES = 1024 * 1024;
+const MAX_CHUNK_BYTES = 512 * 1024;
 const HEADER_ROOM = 4 * 1024;
 /**
  * Chunk publishes awaiting their acknowledgement at once while writing: the round trips overlap
@@ -28,26 +29,52 @@ export function mediaBucketName(instance: InstanceId): string {
   return `media_${instance}`;
 }
 
-/** A stream cut into pieces of exactly `size` bytes (the last one shorter). */
-async function* rechunk(body: AsyncIterable<Uint8Array>, size: number): AsyncGenerator<Buffer> {
-  let parts: Buffer[] = [];
-  let length = 0;
+/**
+ * Chunk-sized buffers reused from one write to the next: a chunk's buffer goes back once the
+ * server acknowledged it (the client has sent it by then). Writing a large file then allocates
+ * a few buffers instead of one per chunk, which would pile up as garbage faster than the
+ * collector frees it under load. Keeps at most `keep` idle buffers.
+ */
+class ChunkPool {
+  readonly #free: Buffer[] = [];
+  readonly size: number;
+  readonly #keep: number;
+  constructor(size: number, keep: number) {
+    this.size = size;
+    this.#keep = keep;
+  }
+  take(): Buffer {
+    return this.#free.pop() ?? Buffer.allocUnsafeSlow(this.size);
+  }
+  give(buffer: Buffer): void {
+    if (this.#free.length < this.#keep) this.#free.push(buffer);
+  }
+}
+
+/** A stream copied into pooled chunks of exactly the pool's size (the last one shorter). */
+async function* rechunk(
+  body: AsyncIterable<Uint8Array>,
+  pool: ChunkPool,
+): AsyncGenerator<{ data: Buffer; buffer: Buffer }> {
+  let buffer: Buffer | undefined;
+  let used = 0;
   for await (const piece of body) {
-    let chunk = Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength);
-    while (length + chunk.length >= size) {
-      const take = size - length;
-      parts.push(chunk.subarray(0, take));
-      yield Buffer.concat(parts);
-      chunk = chunk.subarray(take);
-      parts = [];
-      length = 0;
-    }
-    if (chunk.length) {
-      parts.push(chunk);
-      length += chunk.length;
+    let offset = 0;
+    while (offset < piece.byteLength) {
+      buffer ??= pool.take();
+      const n = Math.min(pool.size - used, piece.byteLength - offset);
+      buffer.set(piece.subarray(offset, offset + n), used);
+      used += n;
+      offset += n;
+      if (used === pool.size) {
+        yield { data: buffer, buffer };
+        buffer = undefined;
+        used = 0;
+      }
     }
   }
-  if (length) yield Buffer.concat(parts);
+  if (buffer && used > 0) yield { data: buffer.subarray(0, used), buffer };
+  else if (buffer) pool.give(buffer);
 }
 
 /**
@@ -71,6 +98,7 @@ export async function createObjectStoreStorage(opts: { bus: Bus; replicas: numbe
   const chunkSubject = (nuid: string) => `$O.${bucket}.C.${nuid}`;
   const maxPayload = nc.info?.max_payload ?? MAX_CHUNK_BYTES;
   const chunkBytes = Math.max(64 * 1024, Math.min(MAX_CHUNK_BYTES, maxPayload - HEADER_ROOM));
+  const pool = new ChunkPool(chunkBytes, 16);
   // An object never changes once written: where its chunks are is asked once, not per read.
   const layouts = new Lru<string, { nuid: string; chunks: number }>(10_000);
 
@@ -99,18 +127,26 @@ export async function createObjectStoreStorage(opts: { bus: Bus; replicas: numbe
       const nuid = randomBytes(16).toString('hex');
       const subject = chunkSubject(nuid);
       const hash = createHash('sha256');
-      const inFlight: Array<Promise<unknown>> = [];
+      const inFlight: Array<{ ack: Promise<unknown>; buffer: Buffer }> = [];
+      const settle = async (entry: { ack: Promise<unknown>; buffer: Buffer } | undefined) => {
+        if (!entry) return;
+        try {
+          await entry.ack;
+        } finally {
+          pool.give(entry.buffer);
+        }
+      };
       let size = 0;
       let count = 0;
       try {
-        for await (const chunk of rechunk(body, chunkBytes)) {
-          hash.update(chunk);
-          size += chunk.length;
+        for await (const { data, buffer } of rechunk(body, pool)) {
+          hash.update(data);
+          size += data.length;
           count++;
-          inFlight.push(js.publish(subject, chunk));
-          if (inFlight.length >= WRITE_WINDOW) await inFlight.shift();
+          inFlight.push({ ack: js.publish(subject, data), buffer });
+          if (inFlight.length >= WRITE_WINDOW) await settle(inFlight.shift());
         }
-        await Promise.all(inFlight.splice(0));
+        while (inFlight.length) await settle(inFlight.shift());
         const digest = hash.digest();
         const info = {
           name: key,
@@ -127,7 +163,8 @@ export async function createObjectStoreStorage(opts: { bus: Bus; replicas: numbe
         layouts.set(key, { nuid, chunks: count });
         return { size, sha256: digest.toString('hex') };
       } catch (err) {
-        await Promise.allSettled(inFlight);
+        // Buffers still being sent are not given back: the pool never hands out one in use.
+        await Promise.allSettled(inFlight.splice(0).map((e) => e.ack));
         await jsm.streams.purge(stream, { filter: subject }).catch(() => undefined);
         throw err;
       }
