@@ -98,25 +98,32 @@ describe('media upload and retrieval', () => {
   });
 
   it('answers exact slices for Range, 416 outside the file, 304 for a matching If-None-Match', async () => {
-    const bytes = jpeg(300_000);
+    // Over 1 MB, so slices cross the storage's chunk boundaries (whatever their size: 128 KB,
+    // 512 KB, 1 MB).
+    const size = 1_200_000;
+    const bytes = jpeg(size);
     const file = await uploaded(bytes, 'image/jpeg');
     const cases: Array<[string, number, number]> = [
       ['bytes=0-99', 0, 99],
       ['bytes=131000-131100', 131_000, 131_100],
-      ['bytes=299990-', 299_990, 299_999],
-      ['bytes=-10', 299_990, 299_999],
-      ['bytes=299000-999999', 299_000, 299_999],
+      ['bytes=524000-525000', 524_000, 525_000],
+      ['bytes=1048000-1049000', 1_048_000, 1_049_000],
+      ['bytes=100000-1100000', 100_000, 1_100_000],
+      [`bytes=${size - 10}-`, size - 10, size - 1],
+      ['bytes=-10', size - 10, size - 1],
+      [`bytes=${size - 1000}-9999999`, size - 1000, size - 1],
     ];
     for (const [range, start, end] of cases) {
       const res = await fetch(file.file, { headers: { range } });
       expect([range, res.status]).toEqual([range, 206]);
-      expect(res.headers.get('content-range')).toBe(`bytes ${start}-${end}/300000`);
+      expect(res.headers.get('content-range')).toBe(`bytes ${start}-${end}/${size}`);
+      expect(res.headers.get('content-length')).toBe(String(end - start + 1));
       const body = Buffer.from(await res.arrayBuffer());
       expect([range, body.equals(bytes.subarray(start, end + 1))]).toEqual([range, true]);
     }
-    const outside = await fetch(file.file, { headers: { range: 'bytes=300000-' } });
+    const outside = await fetch(file.file, { headers: { range: `bytes=${size}-` } });
     expect(outside.status).toBe(416);
-    expect(outside.headers.get('content-range')).toBe('bytes */300000');
+    expect(outside.headers.get('content-range')).toBe(`bytes */${size}`);
     expect(((await outside.json()) as { code: string }).code).toBe('range_not_satisfiable');
 
     const cached = await fetch(file.file, { headers: { 'if-none-match': `"${file.sha256}"` } });
