@@ -113,17 +113,26 @@ async function ingestFrom(
     await deps.storage.remove(key).catch(() => undefined);
     throw err;
   }
-  const row = await insertMediaFile(deps.db, {
-    id: randomUUID(),
-    objectKey: key,
-    sha256,
-    size,
-    mimeType,
-    fileName: cleanFileName(input.fileName),
-    origin: input.origin,
-    createdBy: input.createdBy,
-    ...(input.sourceWamid === undefined ? {} : { sourceWamid: input.sourceWamid }),
-  });
+  let row: MediaFileRow;
+  try {
+    row = await insertMediaFile(deps.db, {
+      id: randomUUID(),
+      objectKey: key,
+      sha256,
+      size,
+      mimeType,
+      fileName: cleanFileName(input.fileName),
+      origin: input.origin,
+      createdBy: input.createdBy,
+      ...(input.sourceWamid === undefined ? {} : { sourceWamid: input.sourceWamid }),
+    });
+  } catch (err) {
+    // Bytes no row points at would stay unreachable: they go, unless the insert may have
+    // committed after all (then, or when that cannot be told now, they stay).
+    const inUse = await objectInUse(deps.db, key).catch(() => true);
+    if (!inUse) await deps.storage.remove(key).catch(() => undefined);
+    throw err;
+  }
   // The same bytes were stored before: the file points at that object, this copy goes.
   if (row.object_key !== key && !(await objectInUse(deps.db, key))) await deps.storage.remove(key);
   return row;
