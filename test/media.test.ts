@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Inbox, startInbox } from './support/inbox.ts';
-import { jpeg, multipart, pdf, png, sha256 } from './support/media-files.ts';
+import { jpeg, multipart, oggOpus, pdf, png, sha256 } from './support/media-files.ts';
 
 let inbox: Inbox;
 let admin: string;
@@ -178,6 +178,12 @@ describe('media upload and retrieval', () => {
           Buffer.concat([Buffer.from('RIFF\x00\x00\x00\x00WEBPVP8 ', 'latin1'), Buffer.alloc(600_000)]),
           'image/webp',
         ),
+      413,
+      'payload_too_large',
+    ],
+    [
+      'a voice note over 16 MB',
+      () => upload(Buffer.concat([oggOpus, Buffer.alloc(16 * 1024 * 1024)]), 'audio/ogg', { raw: true }),
       413,
       'payload_too_large',
     ],
