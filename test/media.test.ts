@@ -79,6 +79,16 @@ describe('media upload and retrieval', () => {
     expect(got.headers.get('content-disposition')).toContain("filename*=UTF-8''Rechnung%20M%C3%A4rz.pdf");
   });
 
+  it.each([
+    ['a voice note', oggOpus, 'audio/ogg; codecs=opus', 'audio/ogg'],
+    ['a JPEG', jpeg(4096), 'image/jpeg', 'image/jpeg'],
+    ['a PDF without a declared type', pdf('undeclared'), 'application/octet-stream', 'application/pdf'],
+    ['plain text, which has no magic number', Buffer.from('meeting notes\n'), 'text/plain', 'text/plain'],
+  ])('accepts %s', async (_what, data, declared, stored) => {
+    const file = await uploaded(data, declared);
+    expect(file.mime_type).toBe(stored);
+  });
+
   it('keeps the same bytes once: two uploads, one stored object', async () => {
     const bytes = jpeg(10_000);
     const a = await uploaded(bytes, 'image/jpeg');

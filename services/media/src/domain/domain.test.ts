@@ -36,6 +36,8 @@ describe('decideMimeType', () => {
     ['image/png', 'image/png', { ok: true, mimeType: 'image/png' }],
     ['image/png; charset=x', 'image/png', { ok: true, mimeType: 'image/png' }],
     ['audio/ogg; codecs=opus', 'audio/opus', { ok: true, mimeType: 'audio/ogg' }],
+    ['audio/ogg', 'audio/ogg; codecs=opus', { ok: true, mimeType: 'audio/ogg' }],
+    [undefined, 'audio/ogg; codecs=opus', { ok: true, mimeType: 'audio/ogg' }],
     ['application/msword', 'application/x-cfb', { ok: true, mimeType: 'application/msword' }],
     ['text/plain', undefined, { ok: true, mimeType: 'text/plain' }],
     [undefined, 'application/pdf', { ok: true, mimeType: 'application/pdf' }],

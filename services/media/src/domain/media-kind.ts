@@ -56,8 +56,10 @@ export type TypeVerdict = { ok: true; mimeType: string } | { ok: false; reason: 
  * magic number); an undeclared type is taken from the bytes. The result is a type the network
  * accepts, or the verdict says why not.
  */
-export function decideMimeType(declared: string | undefined, sniffed: string | undefined): TypeVerdict {
+export function decideMimeType(declared: string | undefined, sniffedType: string | undefined): TypeVerdict {
   const given = baseMimeType(declared ?? '');
+  // `file-type` names some formats with parameters (`audio/ogg; codecs=opus`).
+  const sniffed = sniffedType === undefined ? undefined : baseMimeType(sniffedType);
   if (UNDECLARED.has(given)) {
     if (!sniffed) return { ok: false, reason: 'The file type is not recognisable; declare it.' };
     if (!mediaKindOf(sniffed)) return { ok: false, reason: `Files of type ${sniffed} cannot be sent.` };
