@@ -23,7 +23,7 @@ const SNIFFED_ALIASES: Readonly<Record<string, readonly string[]>> = {
   'audio/mpeg': ['audio/mpeg'],
   'audio/amr': ['audio/amr'],
   'video/mp4': ['video/mp4', 'video/quicktime'],
-  'video/3gpp': ['video/3gpp', 'video/mp4'],
+  'video/3gpp': ['video/3gpp', 'video/3gpp2', 'video/mp4'],
   'application/msword': ['application/x-cfb'],
   'application/vnd.ms-excel': ['application/x-cfb'],
   'application/vnd.ms-powerpoint': ['application/x-cfb'],
