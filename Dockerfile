@@ -10,6 +10,7 @@ COPY chat-export/package.json chat-export/
 COPY services/gateway/package.json services/gateway/
 COPY services/chats/package.json services/chats/
 COPY services/fanout/package.json services/fanout/
+COPY services/media/package.json services/media/
 COPY services/inbox/package.json services/inbox/
 COPY services/provisioner/package.json services/provisioner/
 COPY services/sandbox/package.json services/sandbox/

@@ -255,6 +255,9 @@ async function main(): Promise<void> {
     const inboxPort = inboxPortFree ? wanted : await freePort();
     if (inboxPort !== wanted) say(`port ${wanted} is taken; the inbox uses ${inboxPort}`);
     const inboxUrl = `http://127.0.0.1:${inboxPort}`;
+    // The media service listens on loopback only; the gateway passes media/ to it.
+    const mediaPort = await freePort();
+    const mediaUrl = `http://127.0.0.1:${mediaPort}`;
     const instanceId = process.env.INSTANCE_ID ?? 'local';
     const common = {
       DATABASE_URL: databaseUrl,
@@ -279,7 +282,14 @@ async function main(): Promise<void> {
           VAPID_PUBLIC_KEY: secrets.vapid.public_key,
           VAPID_PRIVATE_KEY: secrets.vapid.private_key,
           SMTP_URL: smtp.url,
+          MEDIA_URL: mediaUrl,
         },
+      },
+      {
+        name: 'media',
+        entry: join(repoRoot, 'services/media/src/main.ts'),
+        // Media uploads carry the gateway's signature under a key derived from the instance secret.
+        env: { ...common, MEDIA_PORT: String(mediaPort), INBOX_SECRET_KEY: secrets.inbox_secret_key },
       },
       {
         name: 'chats',

@@ -483,6 +483,21 @@ const ROWS: Row[] = [
     url: () => '/api/v1/whatsapp_accounts/',
     expect: everyone,
   },
+  // Uploading is messaging: refused to the configurator and to agents who may read no chat.
+  {
+    method: 'POST',
+    path: '/api/v1/media/',
+    url: () => '/api/v1/media/',
+    body: () => ({}),
+    expect: readChats,
+  },
+  // The id is the capability: no token, and an unknown id is a 404 for everyone.
+  {
+    method: 'GET',
+    path: '/api/v1/media/{id}/',
+    url: () => '/api/v1/media/0b5f8a2e-3c1d-4e6f-9a7b-8c9d0e1f2a3b/',
+    expect: { ...publicRoute },
+  },
   { method: 'GET', path: '/api/v1/webhooks/waba/', url: () => '/api/v1/webhooks/waba/', expect: everyone },
   {
     method: 'POST',

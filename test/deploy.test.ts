@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { ChatsConfigSchema } from '@switchboard/chats/config';
 import { FanoutConfigSchema } from '@switchboard/fanout';
 import { GatewayConfigSchema } from '@switchboard/gateway/config';
+import { MediaConfigSchema } from '@switchboard/media';
 import { repoRoot } from '@switchboard/testkit';
 import { natsServerBinary } from '@switchboard/testkit/infra';
 import { describe, expect, it } from 'vitest';
@@ -35,6 +36,7 @@ const schemas = {
   gateway: GatewayConfigSchema,
   chats: ChatsConfigSchema,
   fanout: FanoutConfigSchema,
+  media: MediaConfigSchema,
 } as const;
 
 function documents(dir: string): unknown[] {
@@ -68,7 +70,7 @@ describe('deploy/', () => {
       const r = Deployment.safeParse(d);
       return r.success ? [r.data] : [];
     });
-    expect(deployments.map((d) => d.metadata.name).sort()).toEqual(['chats', 'fanout', 'gateway']);
+    expect(deployments.map((d) => d.metadata.name).sort()).toEqual(['chats', 'fanout', 'gateway', 'media']);
     for (const d of deployments) {
       const container = d.spec.template.spec.containers[0];
       if (!container) throw new Error('no container');

@@ -253,6 +253,18 @@ const TRIGGERS: Array<[ErrorCode, () => Promise<Response>]> = [
   ['uri_too_long', () => inbox.api('GET', `/api/v1/messages/${'a'.repeat(200)}/`, { token: admin })],
   ['unsupported_media_type', () => inbox.networkPost('{}', 'application/xml')],
   [
+    'range_not_satisfiable',
+    async () => {
+      const upload = await fetch(`${inbox.url}/api/v1/media/?filename=note.txt`, {
+        method: 'POST',
+        headers: { authorization: `Token ${admin}`, 'content-type': 'text/plain' },
+        body: 'a short note',
+      });
+      const { file } = await json<{ file: string }>(upload);
+      return fetch(file, { headers: { range: 'bytes=100-' } });
+    },
+  ],
+  [
     'idempotency_key_reused',
     async () => {
       const key = { 'idempotency-key': 'catalogue-key-1' };

@@ -2,6 +2,7 @@ import { chatsMigrations } from '@switchboard/chats';
 import { fanoutMigrations } from '@switchboard/fanout';
 import { gatewayMigrations } from '@switchboard/gateway';
 import { createDb, migrate } from '@switchboard/kit';
+import { mediaMigrations } from '@switchboard/media';
 import { databaseUrlFor, startLocalInfra } from '@switchboard/testkit/infra';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
@@ -32,6 +33,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
       await migrate(db, 'gateway', gatewayMigrations);
       await migrate(db, 'chats', chatsMigrations);
       await migrate(db, 'fanout', fanoutMigrations);
+      await migrate(db, 'media', mediaMigrations);
     } finally {
       await db.destroy();
     }

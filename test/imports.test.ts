@@ -109,11 +109,11 @@ const at = (i: Import) => `${i.file}:${i.line}`;
 /** What proto's code may import besides its own files and Node.js built-ins. */
 const PROTO_ALLOWED = [/^zod$/, /^@nats-io\//, /^@opentelemetry\/api$/, /^undici$/, /^p-retry$/];
 /**
- * Single-process mode (`services/inbox`): runs gateway, chats and fanout of one instance in one
- * process, so it alone may import those services, by package name only.
+ * Single-process mode (`services/inbox`): runs gateway, chats, fanout and media of one instance
+ * in one process, so it alone may import those services, by package name only.
  */
 const SINGLE_PROCESS = 'services/inbox';
-const COMPOSED = ['services/gateway', 'services/chats', 'services/fanout'];
+const COMPOSED = ['services/gateway', 'services/chats', 'services/fanout', 'services/media'];
 
 /** Proto's tests beside the code also connect to the run's NATS. */
 const PROTO_TEST_ALLOWED = [/^vitest$/, /^@switchboard\/kit$/, /^@switchboard\/testkit$/];

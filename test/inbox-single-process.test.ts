@@ -37,13 +37,13 @@ async function messagesOf(waId: string): Promise<MessageOut[]> {
 }
 
 describe('single process (services/inbox)', () => {
-  it('is one process for gateway, chats and fanout', () => {
+  it('is one process for gateway, chats, fanout and media', () => {
     expect(inbox.gateway.child.pid).toBeDefined();
-    expect(new Set([inbox.gateway, inbox.chats, inbox.fanout]).size).toBe(1);
+    expect(new Set([inbox.gateway, inbox.chats, inbox.fanout, inbox.media]).size).toBe(1);
     const out = inbox.gateway.output();
-    expect(out).toContain('inbox running: gateway, chats and fanout in one process');
+    expect(out).toContain('inbox running: gateway, chats, fanout and media in one process');
     // One logger: each service logs on a child of it, named by `service`.
-    for (const service of ['gateway', 'chats', 'fanout']) {
+    for (const service of ['gateway', 'chats', 'fanout', 'media']) {
       expect(out).toMatch(new RegExp(`"name":"inbox"[^\\n]*"service":"${service}"`));
     }
   });
@@ -136,6 +136,23 @@ describe('single process (services/inbox)', () => {
       'read status fanned out',
     );
     await receiver.close();
+  });
+
+  it('stores an upload and serves it back through the gateway, from the media service of the process', async () => {
+    // A 1×1 PNG (signature and chunks per the PNG specification), written here.
+    const png = Buffer.from(
+      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==',
+      'base64',
+    );
+    const res = await fetch(`${inbox.url}/api/v1/media/?filename=dot.png`, {
+      method: 'POST',
+      headers: { authorization: `Token ${admin}`, 'content-type': 'image/png' },
+      body: png,
+    });
+    expect(res.status).toBe(201);
+    const { file } = await json<{ file: string }>(res);
+    const got = await fetch(file);
+    expect(Buffer.from(await got.arrayBuffer()).equals(png)).toBe(true);
   });
 
   it('stops cleanly on SIGTERM (exit 0)', async () => {

@@ -45,8 +45,11 @@ describe('service skeleton', () => {
     const dir = join(root, 'services', name);
     const src = join(dir, 'src');
     const problems: string[] = [];
-    for (const f of ['README.md', 'package.json']) if (!existsSync(join(dir, f))) problems.push(`missing ${f}`);
-    const required = COMPOSITIONS.has(name) ? ['main.ts', 'server.ts', 'config.ts', 'index.ts'] : REQUIRED_FILES;
+    for (const f of ['README.md', 'package.json'])
+      if (!existsSync(join(dir, f))) problems.push(`missing ${f}`);
+    const required = COMPOSITIONS.has(name)
+      ? ['main.ts', 'server.ts', 'config.ts', 'index.ts']
+      : REQUIRED_FILES;
     for (const f of required) if (!existsSync(join(src, f))) problems.push(`missing src/${f}`);
     for (const entry of readdirSync(src)) {
       const isDir = statSync(join(src, entry)).isDirectory();
@@ -65,6 +68,7 @@ describe('service skeleton', () => {
   it('docs/architecture.md lists the shared layout', async () => {
     const { readFileSync } = await import('node:fs');
     const doc = readFileSync(join(root, 'docs/architecture.md'), 'utf8');
-    for (const folder of KNOWN_FOLDERS) expect(doc, `architecture.md names ${folder}/`).toContain(`\`${folder}/\``);
+    for (const folder of KNOWN_FOLDERS)
+      expect(doc, `architecture.md names ${folder}/`).toContain(`\`${folder}/\``);
   });
 });

@@ -364,6 +364,7 @@ describe('npm start', () => {
         'gateway',
         // the gateway in partner mode
         'gateway',
+        'media',
         'provisioner',
         'sandbox',
       ]);
@@ -387,7 +388,7 @@ describe('npm start', () => {
         return out.indexOf(line);
       };
       const servicesStopped = Math.max(
-        ...['sandbox', 'gateway', 'chats', 'fanout'].map((n) => at(`[${n}] stopped`)),
+        ...['sandbox', 'gateway', 'chats', 'fanout', 'media'].map((n) => at(`[${n}] stopped`)),
       );
       expect(servicesStopped).toBeLessThan(at('[nats] stopped'));
       expect(at('[nats] stopped')).toBeLessThan(at('[postgres] stopped'));

@@ -13,4 +13,5 @@ export * from './outbound/webhook-signing.ts';
 export * from './outbox.ts';
 export * from './pagination.ts';
 export * from './secrets.ts';
+export * from './signed-header.ts';
 export * from './telemetry.ts';

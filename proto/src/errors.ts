@@ -82,6 +82,7 @@ export const errorCatalogue = {
   payload_too_large: { status: 413, message: 'The request body is too large.' },
   uri_too_long: { status: 414, message: 'A path segment is too long.' },
   unsupported_media_type: { status: 415, message: 'The content type is not supported.' },
+  range_not_satisfiable: { status: 416, message: 'The requested range is outside the file.' },
   idempotency_key_reused: {
     status: 422,
     message: 'This Idempotency-Key was already used for a different request; use a new key.',

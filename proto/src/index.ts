@@ -8,6 +8,7 @@ export * from './failures.ts';
 export * from './fanout.ts';
 export * from './identity.ts';
 export * from './instance.ts';
+export * from './media.ts';
 export * from './messages.ts';
 export * from './messaging.ts';
 export * from './network/index.ts';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineConsumer, defineRpc, defineStream } from './contracts.ts';
+import { MessageMediaSchema } from './media.ts';
 import { WaIdSchema } from './network/common.ts';
 import {
   ContactCardSchema,
@@ -99,6 +100,7 @@ export const MessageRecordSchema = z.object({
   customer_wa_id: WaIdSchema,
   tags: z.array(TagSchema),
   chat_tags: z.array(TagSchema),
+  media: MessageMediaSchema.nullable(),
 });
 export type MessageRecord = z.infer<typeof MessageRecordSchema>;
 

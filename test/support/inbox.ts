@@ -26,11 +26,17 @@ export interface Inbox {
   gateway: ServiceProcess;
   chats: ServiceProcess;
   fanout: ServiceProcess | undefined;
+  /** The media service's own HTTP API (the gateway's MEDIA_URL). */
+  mediaUrl: string;
+  /** The media service (with `singleProcess`, the one inbox process). */
+  media: ServiceProcess;
   /**
    * Starts a fresh chats process (after the previous one was stopped or killed); with
    * `singleProcess`, a fresh inbox process.
    */
   restartChats(): Promise<void>;
+  /** Starts a fresh media process (after the previous one was stopped); with `singleProcess`, the inbox. */
+  restartMedia(): Promise<void>;
   api(
     method: string,
     path: string,
@@ -76,6 +82,7 @@ export async function startInbox(opts: InboxOptions = {}): Promise<Inbox> {
   const db = await freshDatabase('inbox');
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
+  const mediaPort = await freePort();
   const env: Record<string, string> = {
     DATABASE_URL: db.url,
     NATS_URL: testNatsUrl(),
@@ -91,6 +98,7 @@ export async function startInbox(opts: InboxOptions = {}): Promise<Inbox> {
   };
   const gatewayEnv = {
     PORT: String(port),
+    MEDIA_URL: `http://127.0.0.1:${mediaPort}`,
     INBOX_SECRET_KEY: TEST_SECRET_KEY,
     INBOX_ADMIN_USERNAME: ADMIN.username,
     INBOX_ADMIN_PASSWORD: ADMIN.password,
@@ -102,20 +110,32 @@ export async function startInbox(opts: InboxOptions = {}): Promise<Inbox> {
     WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
     WEBHOOK_RETRY_SCHEDULE: '0s,200ms,500ms,1s',
   };
+  const mediaEnv = {
+    MEDIA_PORT: String(mediaPort),
+    // The gateway's key: the media service trusts uploads the gateway signed with it.
+    INBOX_SECRET_KEY: TEST_SECRET_KEY,
+  };
   const chatsEntry = join(repoRoot, 'services/chats/src/main.ts');
   // Single-process mode reads the union of the three environments (the same variable names).
   const spawnInbox = () =>
-    spawnService(join(repoRoot, 'services/inbox/src/main.ts'), { ...env, ...gatewayEnv, ...fanoutEnv });
+    spawnService(join(repoRoot, 'services/inbox/src/main.ts'), {
+      ...env,
+      ...gatewayEnv,
+      ...fanoutEnv,
+      ...mediaEnv,
+    });
   const single = opts.singleProcess ? spawnInbox() : undefined;
   const gateway =
     single ?? spawnService(join(repoRoot, 'services/gateway/src/main.ts'), { ...env, ...gatewayEnv });
   const inbox: Inbox = {
     url,
+    mediaUrl: gatewayEnv.MEDIA_URL,
     sandbox,
     db,
     env,
     gateway,
     chats: single ?? spawnService(chatsEntry, env),
+    media: single ?? spawnService(join(repoRoot, 'services/media/src/main.ts'), { ...env, ...mediaEnv }),
     fanout:
       single ??
       (opts.fanout
@@ -127,8 +147,17 @@ export async function startInbox(opts: InboxOptions = {}): Promise<Inbox> {
         inbox.gateway = next;
         inbox.chats = next;
         inbox.fanout = next;
+        inbox.media = next;
       } else {
         inbox.chats = spawnService(chatsEntry, env);
+      }
+    },
+    async restartMedia() {
+      if (opts.singleProcess) {
+        await inbox.restartChats();
+        inbox.media = inbox.chats;
+      } else {
+        inbox.media = spawnService(join(repoRoot, 'services/media/src/main.ts'), { ...env, ...mediaEnv });
       }
     },
     api(method, path, o = {}) {
@@ -167,7 +196,9 @@ export async function startInbox(opts: InboxOptions = {}): Promise<Inbox> {
     async stop() {
       // Each process once (in single-process mode the three fields are one process: a second
       // SIGTERM would make it exit at once).
-      const processes = new Set([inbox.gateway, inbox.chats, inbox.fanout].filter((p) => p !== undefined));
+      const processes = new Set(
+        [inbox.gateway, inbox.chats, inbox.fanout, inbox.media].filter((p) => p !== undefined),
+      );
       await Promise.all([...processes].map((p) => p.stop()));
       await sandbox.close();
       await db.drop();
@@ -177,6 +208,11 @@ export async function startInbox(opts: InboxOptions = {}): Promise<Inbox> {
     async () => (await fetch(`${url}/api/v1/status/health/`)).status === 200,
     30_000,
     () => `gateway health (${gateway.output()})`,
+  );
+  await waitFor(
+    async () => (await fetch(`http://127.0.0.1:${mediaPort}/healthz`).catch(() => undefined))?.status === 200,
+    30_000,
+    () => `media service (${inbox.media.output()})`,
   );
   // chats registers the inbox's webhook URL with the network at start.
   await waitFor(

@@ -1,4 +1,5 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pRetry from 'p-retry';
 import { type Dispatcher, FormData, Pool, errors as undiciErrors } from 'undici';
@@ -75,6 +76,21 @@ export interface DownloadedMedia {
   readonly sha256: string;
 }
 
+/** A download as a stream: the caller reads it (and hashes it) as it arrives. */
+export interface MediaDownloadStream {
+  readonly body: Readable;
+  readonly contentType: string;
+  /** From `Content-Length`, when the network sent it. */
+  readonly size: number | undefined;
+}
+
+/** Bytes to upload without holding them: `open` is called once per attempt. */
+export interface MediaUploadStreamInput {
+  open(): Promise<Readable>;
+  mimeType: string;
+  filename?: string | undefined;
+}
+
 /** Typed access to the provider's Cloud API for one business number. */
 export interface NetworkClient {
   readonly baseUrl: string;
@@ -84,6 +100,13 @@ export interface NetworkClient {
   getMediaUrl(mediaId: string): Promise<MediaInfo>;
   /** Downloads a URL from `getMediaUrl` through the provider, with the API key. */
   downloadMedia(url: string): Promise<DownloadedMedia>;
+  /**
+   * Like `downloadMedia`, but one attempt and streamed: the bytes are never all in memory. A
+   * failed download is retried by asking `getMediaUrl` again (its URLs expire).
+   */
+  downloadMediaStream(url: string): Promise<MediaDownloadStream>;
+  /** Like `uploadMedia`, streaming the bytes from `open()` (once per attempt). */
+  uploadMediaStream(file: MediaUploadStreamInput): Promise<MediaUploadResponse>;
   deleteMedia(mediaId: string): Promise<MediaDeleteResponse>;
   listTemplates(query?: TemplateListQuery): Promise<TemplateList>;
   /** Partial failures are returned (see `failed_users`), not thrown. */
@@ -103,6 +126,8 @@ interface Call {
   readonly json?: unknown;
   /** Built per attempt: a multipart body is a stream and cannot be replayed. */
   readonly form?: () => FormData;
+  /** A streamed body with its content type, built per attempt. */
+  readonly stream?: () => Promise<{ body: AsyncIterable<Uint8Array>; contentType: string }>;
   /** An error status whose body is still the answer (block_users reports partial failures as 400). */
   readonly answerOnError?: (status: number, body: unknown) => boolean;
 }
@@ -184,6 +209,30 @@ function apiError(operation: string, attempt: number, res: RawResponse): Network
   });
 }
 
+/** Quotes a multipart parameter value (RFC 7578 §4.2: quotes and line breaks escaped). */
+function quoted(value: string): string {
+  return `"${value.replace(/"/g, '%22').replace(/\r/g, '%0D').replace(/\n/g, '%0A')}"`;
+}
+
+/** A multipart/form-data body of the upload fields and the file, streamed from `file`. */
+async function* multipartUpload(
+  boundary: string,
+  fields: Record<string, string>,
+  file: { body: Readable; filename: string; mimeType: string },
+): AsyncGenerator<Uint8Array> {
+  for (const [name, value] of Object.entries(fields)) {
+    yield Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name=${quoted(name)}\r\n\r\n${value}\r\n`,
+    );
+  }
+  yield Buffer.from(
+    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename=${quoted(file.filename)}\r\n` +
+      `Content-Type: ${file.mimeType}\r\n\r\n`,
+  );
+  for await (const chunk of file.body) yield chunk as Uint8Array;
+  yield Buffer.from(`\r\n--${boundary}--\r\n`);
+}
+
 /**
  * A client for one business number on the provider's Cloud API (or the sandbox, which serves
  * the same paths): requests and answers are checked against the zod schemas, 429/5xx and lost
@@ -213,8 +262,12 @@ export function createNetworkClient(options: NetworkClientOptions): NetworkClien
       [API_KEY_HEADER]: options.apiKey,
       accept: call.accept ?? 'application/json',
     };
-    let body: string | FormData | undefined;
-    if (call.json !== undefined) {
+    let body: string | FormData | Readable | undefined;
+    if (call.stream) {
+      const streamed = await call.stream();
+      headers['content-type'] = streamed.contentType;
+      body = Readable.from(streamed.body);
+    } else if (call.json !== undefined) {
       headers['content-type'] = 'application/json';
       body = JSON.stringify(call.json);
     } else if (call.form) {
@@ -378,6 +431,53 @@ export function createNetworkClient(options: NetworkClientOptions): NetworkClien
           sha256: createHash('sha256').update(res.body).digest('hex'),
         };
       });
+    },
+
+    async downloadMediaStream(url) {
+      const operation = 'downloadMedia';
+      const target = new URL(checked(operation, z.url({ protocol: /^https?$/ }), url));
+      let res: Dispatcher.ResponseData;
+      try {
+        res = await pool.request({
+          method: 'GET',
+          path: `${basePath}${target.pathname}${target.search}`,
+          headers: { [API_KEY_HEADER]: options.apiKey, accept: '*/*' },
+        });
+      } catch (err) {
+        throw transportError(operation, 1, err);
+      }
+      if (res.statusCode !== 200) {
+        const bytes = Buffer.from(await res.body.arrayBuffer());
+        throw apiError(operation, 1, { status: res.statusCode, headers: res.headers, body: bytes });
+      }
+      const length = Number(header(res.headers, 'content-length'));
+      return {
+        body: res.body,
+        contentType: header(res.headers, 'content-type') ?? 'application/octet-stream',
+        size: Number.isFinite(length) ? length : undefined,
+      };
+    },
+
+    async uploadMediaStream(file) {
+      const operation = 'uploadMedia';
+      const mimeType = checked(operation, MediaUploadInputSchema.shape.mimeType, file.mimeType);
+      return json(
+        {
+          operation,
+          method: 'POST',
+          path: '/media',
+          stream: async () => {
+            const boundary = `switchboard-${randomBytes(12).toString('hex')}`;
+            const body = multipartUpload(
+              boundary,
+              { messaging_product: 'whatsapp', type: mimeType },
+              { body: await file.open(), filename: file.filename ?? 'file', mimeType },
+            );
+            return { body, contentType: `multipart/form-data; boundary=${boundary}` };
+          },
+        },
+        MediaUploadResponseSchema,
+      );
     },
 
     async deleteMedia(mediaId) {

@@ -1,3 +1,4 @@
+import type { MessageMedia } from '@switchboard/proto';
 import type { ColumnType, Generated } from 'kysely';
 
 export interface NetworkWebhooksTable {
@@ -81,6 +82,8 @@ export interface MessagesTable {
   send_lease_until: ColumnType<Date | null, Date | null | undefined, Date | null>;
   /** SHA-256 of the send request, stored with its Idempotency-Key. */
   request_hash: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The file of a customer's media message (`MessageMedia`), set by the media service. */
+  media: ColumnType<MessageMedia | null, string | null | undefined, string | null>;
 }
 
 export interface MessageStatusesTable {

@@ -16,11 +16,13 @@ import {
   type NetworkClient,
   redriveInboundDeadLetter,
   sendMessage,
+  setMessageMedia,
   updateChat,
 } from '@switchboard/proto';
 import type { Kysely } from 'kysely';
 import type { ChatsDatabase } from './db.ts';
 import * as useCase from './use-cases/index.ts';
+import { setMessageMedia as setMessageMediaUseCase } from './use-cases/set-message-media.ts';
 
 export interface RpcDeps {
   db: Kysely<ChatsDatabase>;
@@ -56,5 +58,6 @@ export function startRpc(rpcDeps: RpcDeps): Subscription[] {
     bus.serve(auditList, (r) => useCase.listAuditLog(deps, r), queue),
     bus.serve(listInboundDeadLetters, (r) => useCase.listInboundDeadLetters(deps, r), queue),
     bus.serve(redriveInboundDeadLetter, (r) => useCase.redriveInboundDeadLetter(deps, r), queue),
+    bus.serve(setMessageMedia, (r) => setMessageMediaUseCase(deps, r), queue),
   ];
 }

@@ -7,6 +7,7 @@ import {
 } from '@switchboard/proto';
 import type { Kysely } from 'kysely';
 import { createHttpContactProviderClient } from './adapters/http-contact-provider.ts';
+import { withInboxMedia } from './adapters/inbox-media.ts';
 import type { ChatsConfig } from './config.ts';
 import type { ChatsDatabase } from './db.ts';
 import { createTtlCache, type ProviderContact } from './domain/contact-merge.ts';
@@ -94,7 +95,8 @@ export async function createChats(deps: {
         db,
         bus,
         log,
-        network,
+        // This inbox's own media files are sent by the network's media id.
+        network: withInboxMedia(network, { bus, publicUrl: config.PUBLIC_URL }),
         phoneNumber: config.WABA_PHONE_NUMBER,
       });
       consumers.push({ name: 'delivery worker', consumption: delivery });

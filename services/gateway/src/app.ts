@@ -1,4 +1,5 @@
 import {
+  createHeaderSigner,
   createHttpServer,
   createOutboxRelay,
   type HttpServer,
@@ -6,7 +7,7 @@ import {
   type Logger,
   registerOpenApi,
 } from '@switchboard/kit';
-import { type Bus, outboxPublisher } from '@switchboard/proto';
+import { type Bus, MEDIA_UPLOADER_PURPOSE, outboxPublisher } from '@switchboard/proto';
 import type { Kysely } from 'kysely';
 import {
   createAudit,
@@ -32,6 +33,7 @@ import { groupRoutes } from './routes/groups.ts';
 import { type HealthChecks, healthRoutes } from './routes/health.ts';
 import { inboundDeadLetterRoutes } from './routes/inbound-dead-letters.ts';
 import { markAsReceivedRoutes } from './routes/mark-as-received.ts';
+import { mediaRoutes } from './routes/media.ts';
 import { messageTaggingRoutes } from './routes/message-tagging.ts';
 import { messageRoutes } from './routes/messages.ts';
 import { personRoutes } from './routes/persons.ts';
@@ -208,6 +210,12 @@ export async function buildApp(deps: GatewayDeps): Promise<Gateway> {
     guards,
     publicUrl: config.PUBLIC_URL,
     ttlDays: config.PUSH_TOKEN_TTL_DAYS,
+  });
+  await app.register(mediaRoutes, {
+    prefix: API_PREFIX,
+    guards,
+    mediaUrl: config.MEDIA_URL,
+    uploaderSigner: createHeaderSigner(config.INBOX_SECRET_KEY, MEDIA_UPLOADER_PURPOSE),
   });
   await app.register(webhookRoutes, { prefix: API_PREFIX, bus, authenticate: guards.authenticate });
   return { app, users, tokens, guards, principals };

@@ -39,6 +39,8 @@ export const GatewayConfigSchema = BaseEnvSchema.extend({
   MAIL_FROM: z.string().min(3).default('Switchboard <no-reply@switchboard.local>'),
   /** The network's app secret: when set, `X-Hub-Signature-256` is required and checked on every webhook POST. */
   WABA_WEBHOOK_SECRET: z.string().min(1).optional(),
+  /** The media service's HTTP API, to which `media/` and `media/{id}/` are passed on. */
+  MEDIA_URL: z.url().default('http://127.0.0.1:8010'),
   /** Echoed back in the Meta verify handshake (`hub.verify_token`). */
   WABA_VERIFY_TOKEN: z.string().min(1).optional(),
   /** Push tokens not registered again within this many days stop receiving and are listed as expired. */

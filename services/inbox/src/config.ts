@@ -2,16 +2,18 @@ import { type ChatsConfig, ChatsConfigSchema } from '@switchboard/chats';
 import { type FanoutConfig, FanoutConfigSchema } from '@switchboard/fanout';
 import { type GatewayConfig, GatewayConfigSchema } from '@switchboard/gateway';
 import { parseEnv } from '@switchboard/kit';
+import { type MediaConfig, MediaConfigSchema } from '@switchboard/media';
 import { z } from 'zod';
 
 export interface InboxConfig {
   gateway: GatewayConfig;
   chats: ChatsConfig;
   fanout: FanoutConfig;
+  media: MediaConfig;
 }
 
 /**
- * The environment of the single process: the union of the gateway's, chats' and fanout's, with
+ * The environment of the single process: the union of the gateway's, chats', fanout's and media's, with
  * the same variable names as the separate processes (one `DATABASE_URL`, `NATS_URL`,
  * `INSTANCE_ID`, `INBOX_SECRET_KEY`, … for all three). Each service reads its part with its own
  * schema; every problem is reported once per variable (the messages of the services that
@@ -22,6 +24,7 @@ export const InboxConfigSchema = z.looseObject({}).transform((env, ctx): InboxCo
     gateway: GatewayConfigSchema.safeParse(env),
     chats: ChatsConfigSchema.safeParse(env),
     fanout: FanoutConfigSchema.safeParse(env),
+    media: MediaConfigSchema.safeParse(env),
   };
   const problems = new Map<string, { path: PropertyKey[]; messages: Set<string> }>();
   for (const part of Object.values(parts)) {
@@ -35,9 +38,15 @@ export const InboxConfigSchema = z.looseObject({}).transform((env, ctx): InboxCo
   for (const { path, messages } of problems.values()) {
     ctx.addIssue({ code: 'custom', path, message: [...messages].join('; ') });
   }
-  const { gateway, chats, fanout } = parts;
-  if (!gateway.success || !chats.success || !fanout.success) return z.NEVER;
-  return { gateway: gateway.data, chats: chats.data, fanout: fanout.data };
+  const { gateway, chats, fanout, media } = parts;
+  if (!gateway.success || !chats.success || !fanout.success || !media.success) return z.NEVER;
+  // The media service makes `file` URLs under the inbox's own public URL.
+  return {
+    gateway: gateway.data,
+    chats: chats.data,
+    fanout: fanout.data,
+    media: { ...media.data, PUBLIC_URL: gateway.data.PUBLIC_URL },
+  };
 });
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): InboxConfig {

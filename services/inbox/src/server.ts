@@ -16,11 +16,12 @@ import {
   pingNats,
   type Telemetry,
 } from '@switchboard/kit';
+import { createMedia, type MediaDatabase, mediaMigrations } from '@switchboard/media';
 import type { Kysely } from 'kysely';
 import { loadConfig } from './config.ts';
 
 /**
- * Gateway, chats and fanout of one instance in one process: one parse of the environment, one
+ * Gateway, chats, fanout and media of one instance in one process: one parse of the environment, one
  * logger (each service logs on a child with `service` set), one NATS connection and bus, one
  * PostgreSQL pool per service (each applies its own migrations, as its own process would), the
  * services built by their own composition roots, and one ordered shutdown.
@@ -52,13 +53,22 @@ export async function runInbox(telemetry: Telemetry): Promise<void> {
     migrations: createFanoutMigrations(box),
     shared,
   });
-  const pools = [g.db, c.db, f.db].map((db) => db as unknown as Kysely<unknown>);
+  const m = await bootService<MediaDatabase>({
+    service: 'media',
+    config: config.media,
+    migrations: mediaMigrations,
+    shared,
+  });
+  const pools = [g.db, c.db, f.db, m.db].map((db) => db as unknown as Kysely<unknown>);
 
+  // The media service listens on its own loopback port; the gateway passes `media/` there.
+  const media = await createMedia({ db: m.db, bus, log: m.log, config: config.media });
+  const { url: mediaUrl } = await media.start();
   const gateway = await createGateway({
     db: g.db,
     bus,
     log: g.log,
-    config: config.gateway,
+    config: { ...config.gateway, MEDIA_URL: mediaUrl },
     // The process is healthy when every service's pool and the one NATS connection answer.
     health: {
       database: async () => (await Promise.all(pools.map((db) => pingDb(db)))).every(Boolean),
@@ -80,7 +90,7 @@ export async function runInbox(telemetry: Telemetry): Promise<void> {
   await gateway.start();
   log.info(
     { instance: base.INSTANCE_ID, url: config.gateway.PUBLIC_URL, webhooks: fanout.stats().webhooks },
-    'inbox running: gateway, chats and fanout in one process',
+    'inbox running: gateway, chats, fanout and media in one process',
   );
 
   handleShutdown(log, [
@@ -90,6 +100,7 @@ export async function runInbox(telemetry: Telemetry): Promise<void> {
     ['chats', () => chats.stop()],
     // The gateway still answers the fan-out's owner lookups while its deliveries finish.
     ['fanout', () => fanout.stop()],
+    ['media', () => media.stop()],
     ['gateway', () => gateway.stop()],
     ['nats', () => nc.drain()],
     ['database', () => Promise.all(pools.map((db) => db.destroy()))],

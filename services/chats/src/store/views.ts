@@ -94,7 +94,16 @@ export async function messageRecords(
 /** The fields of a message row its resource shows. */
 export type MessageRecordRow = Pick<
   MessageRow,
-  'id' | 'wamid' | 'type' | 'waba_payload' | 'from_us' | 'received' | 'sender_user_id' | 'timestamp' | 'wa_id'
+  | 'id'
+  | 'wamid'
+  | 'type'
+  | 'waba_payload'
+  | 'from_us'
+  | 'received'
+  | 'sender_user_id'
+  | 'timestamp'
+  | 'wa_id'
+  | 'media'
 >;
 
 /** One message resource from its row, its chat, the customer's profile name and its statuses. */
@@ -123,6 +132,7 @@ export function toMessageRecord(
     customer_wa_id: m.wa_id,
     tags,
     chat_tags: chatTags,
+    media: m.media ?? null,
   };
 }
 

@@ -157,6 +157,8 @@ function newQueuedRecord(
       sender_user_id: m.senderUserId,
       timestamp: m.timestamp,
       wa_id: m.waId,
+      // Only customers' files are fetched into `media`; a send names its file in the payload.
+      media: null,
     },
     chat,
     profileName,

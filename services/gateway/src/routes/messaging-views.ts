@@ -2,6 +2,7 @@ import {
   type Bus,
   type ChatRecord,
   ContactSchema,
+  MessageMediaSchema,
   MessagePageCursors,
   type MessageRecord,
   posixSecondsSchema,
@@ -53,6 +54,11 @@ export const MessageOut = z
     customer_wa_id: WaIdSchema,
     tags: z.array(TagSchema).describe('Tags of the message, each with the `tagging_id` that attached it.'),
     chat_tags: z.array(TagSchema).describe('Tags of the chat.'),
+    media: MessageMediaSchema.nullable().describe(
+      'The file of a customer’s image, audio, video, document or sticker once the inbox stored it (read it ' +
+        'from `file`); null while it is fetched and for other messages; `status: failed` with the network’s ' +
+        'error when the network did not hand it over.',
+    ),
   })
   .meta({ id: 'Message' });
 export type MessageOut = z.infer<typeof MessageOut>;

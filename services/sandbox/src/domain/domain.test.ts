@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { NetworkFailure } from './failure.ts';
+import { type Fault, takeFault } from './faults.ts';
 import { defaultTemplates } from './fixtures/templates.ts';
 import { checkOutbound } from './outbound-checks.ts';
 import { secondsUntilNextWindow, takeRateSlot } from './rate-limit.ts';
@@ -142,5 +143,20 @@ describe('validation errors', () => {
       code: 131009,
       details: 'Param text.body: Too big',
     });
+  });
+});
+
+describe('injected faults', () => {
+  it('keeps a download-only fault for downloads, taking unscoped ones for any call', () => {
+    const queue: Fault[] = [
+      { status: 503, retryAfterSeconds: undefined, only: 'media_download', remaining: 2 },
+      { status: 500, retryAfterSeconds: undefined, remaining: 1 },
+    ];
+    expect(takeFault(queue)?.status).toBe(500);
+    expect(takeFault(queue)).toBeUndefined();
+    expect(takeFault(queue, 'media_download')?.status).toBe(503);
+    expect(takeFault(queue, 'media_download')?.status).toBe(503);
+    expect(takeFault(queue, 'media_download')).toBeUndefined();
+    expect(queue).toEqual([]);
   });
 });

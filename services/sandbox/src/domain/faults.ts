@@ -1,9 +1,14 @@
 import { NetworkFailure } from './failure.ts';
 import { NetworkErrorCode } from './wire.ts';
 
+/** Cloud API calls a fault may be kept for; unscoped faults fail whichever call comes next. */
+export type FaultScope = 'media_download';
+
 export interface Fault {
   readonly status: 429 | 500 | 502 | 503;
   readonly retryAfterSeconds: number | undefined;
+  /** Only calls of this kind fail (e.g. the downloads of media URLs); any call when absent. */
+  readonly only?: FaultScope | undefined;
   remaining: number;
 }
 
@@ -34,11 +39,15 @@ export function faultFailure(fault: Fault): NetworkFailure {
   );
 }
 
-/** Consumes one injected fault, oldest first; undefined when none is pending. */
-export function takeFault(queue: Fault[]): Fault | undefined {
-  const head = queue[0];
-  if (!head) return undefined;
-  head.remaining -= 1;
-  if (head.remaining <= 0) queue.shift();
-  return head;
+/**
+ * Consumes one injected fault for a call, oldest first: the first unscoped one, or one scoped to
+ * this kind of call; undefined when none applies.
+ */
+export function takeFault(queue: Fault[], call?: FaultScope): Fault | undefined {
+  const index = queue.findIndex((f) => f.only === undefined || f.only === call);
+  const fault = queue[index];
+  if (!fault) return undefined;
+  fault.remaining -= 1;
+  if (fault.remaining <= 0) queue.splice(index, 1);
+  return fault;
 }

@@ -55,6 +55,7 @@ async function readParts(parts: AsyncIterableIterator<Multipart>): Promise<Uploa
 
 export function registerMediaRoutes(app: HttpServer, deps: MediaRouteDeps): void {
   const auth = networkAuth(deps.state);
+  const downloadAuth = networkAuth(deps.state, 'media_download');
 
   app.post(
     '/media',
@@ -145,7 +146,7 @@ export function registerMediaRoutes(app: HttpServer, deps: MediaRouteDeps): void
   app.get(
     ATTACHMENT_PATH,
     {
-      preValidation: auth,
+      preValidation: downloadAuth,
       schema: {
         tags: ['media'],
         summary: 'Download media',

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { failures, NetworkFailure } from '../domain/failure.ts';
-import { faultFailure, takeFault } from '../domain/faults.ts';
+import { type FaultScope, faultFailure, takeFault } from '../domain/faults.ts';
 import { API_KEY_HEADER, NetworkErrorCode } from '../domain/wire.ts';
 import type { BusinessNumber } from '../store/model.ts';
 import type { SandboxState } from '../store/store.ts';
@@ -16,12 +16,12 @@ function apiKeyOf(req: FastifyRequest): string | undefined {
  * The `preValidation` hook of every Cloud API route: the key picks the business number (401
  * otherwise, before the body is looked at), then any injected fault answers instead.
  */
-export function networkAuth(state: SandboxState) {
+export function networkAuth(state: SandboxState, call?: FaultScope) {
   return async (req: FastifyRequest): Promise<void> => {
     const key = apiKeyOf(req);
     const number = key === undefined ? undefined : state.byApiKey(key);
     if (!number) throw failures.unauthorized();
-    const fault = takeFault(number.faults);
+    const fault = takeFault(number.faults, call);
     if (fault) throw faultFailure(fault);
     resolved.set(req, number);
   };

@@ -1,4 +1,5 @@
 import type { HttpServer } from '@switchboard/kit';
+import type { Fault } from '../../domain/faults.ts';
 import { CloudApiErrorBodySchema } from '../../domain/wire.ts';
 import { numberNowSeconds, type SandboxState } from '../../store/store.ts';
 import { controlNumber } from '../network-auth.ts';
@@ -66,7 +67,8 @@ export function registerClockAndFaultRoutes(app: HttpServer, deps: { state: Sand
         summary: 'Fail the next Cloud API calls',
         description:
           'The next `count` Cloud API calls of the number answer `status` (429 with code 130429, 500 with 131000, ' +
-          '502/503 with 2), with `Retry-After` when `retry_after_seconds` is given. Control calls are not affected.',
+          '502/503 with 2), with `Retry-After` when `retry_after_seconds` is given. With `only: media_download`, ' +
+          'only downloads of media URLs fail. Control calls are not affected.',
         querystring: NumberSelectorQuery,
         body: FaultRequestSchema,
         response: { 200: FaultListSchema, ...errors },
@@ -78,6 +80,7 @@ export function registerClockAndFaultRoutes(app: HttpServer, deps: { state: Sand
         status: req.body.status,
         remaining: req.body.count,
         retryAfterSeconds: req.body.retry_after_seconds,
+        only: req.body.only,
       });
       return faultList(number.faults);
     },
@@ -138,14 +141,13 @@ export function registerClockAndFaultRoutes(app: HttpServer, deps: { state: Sand
   );
 }
 
-function faultList(
-  faults: ReadonlyArray<{ status: number; remaining: number; retryAfterSeconds: number | undefined }>,
-) {
+function faultList(faults: readonly Fault[]) {
   return {
     faults: faults.map((f) => ({
       status: f.status,
       remaining: f.remaining,
       retry_after_seconds: f.retryAfterSeconds ?? null,
+      only: f.only ?? null,
     })),
   };
 }

@@ -64,7 +64,7 @@ export function registerCustomerRoutes(
       const customer = number.customers.get(req.params.wa_id);
       const messages = (customer?.received ?? []).flatMap((id) => {
         const sent = number.sent.get(id);
-        return sent ? [receivedView(sent)] : [];
+        return sent ? [receivedView(sent, number)] : [];
       });
       return { wa_id: req.params.wa_id, messages };
     },

@@ -220,6 +220,9 @@ export const ReceivedMessageSchema = z.object({
     .describe('The furthest status reached: sent < delivered < read; failed wins.'),
   statuses: z.array(StatusEventSchema),
   links: z.array(z.looseObject({ link: z.string(), ok: z.boolean() })),
+  media: z
+    .array(z.object({ id: z.string(), mime_type: z.string(), size: z.number().int(), sha256: z.string() }))
+    .describe('Files the message names by media id, as uploaded to the number.'),
 });
 
 export const ReceivedListSchema = z.object({ wa_id: z.string(), messages: z.array(ReceivedMessageSchema) });
@@ -284,10 +287,17 @@ export const FaultRequestSchema = z.strictObject({
   count: z.number().int().min(1).max(1000),
   status: z.union([z.literal(429), z.literal(500), z.literal(502), z.literal(503)]),
   retry_after_seconds: z.number().int().min(0).max(3600).optional(),
+  /** `media_download`: only downloads of media URLs fail (the calls before them pass). */
+  only: z.enum(['media_download']).optional(),
 });
 export const FaultListSchema = z.object({
   faults: z.array(
-    z.object({ status: z.number(), remaining: z.number(), retry_after_seconds: z.number().nullable() }),
+    z.object({
+      status: z.number(),
+      remaining: z.number(),
+      retry_after_seconds: z.number().nullable(),
+      only: z.string().nullable(),
+    }),
   ),
 });
 

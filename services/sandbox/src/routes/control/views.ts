@@ -1,4 +1,5 @@
 import { isWindowOpen } from '../../domain/window.ts';
+import { outboundMediaIds } from '../../domain/wire.ts';
 import type { BusinessNumber, Customer, SentMessage, WebhookDelivery } from '../../store/model.ts';
 
 export function numberView(n: BusinessNumber) {
@@ -44,7 +45,15 @@ export function furthestStatus(sent: SentMessage): string | null {
   return best;
 }
 
-export function receivedView(sent: SentMessage) {
+/** The uploaded files a message names by id, as the number stores them. */
+function sentMedia(number: BusinessNumber, sent: SentMessage) {
+  return outboundMediaIds(sent.message).flatMap((id) => {
+    const m = number.media.get(id);
+    return m ? [{ id, mime_type: m.mimeType, size: m.data.length, sha256: m.sha256 }] : [];
+  });
+}
+
+export function receivedView(sent: SentMessage, number: BusinessNumber) {
   return {
     id: sent.id,
     type: sent.message.type,
@@ -58,6 +67,7 @@ export function receivedView(sent: SentMessage) {
       ...(s.errors ? { errors: s.errors } : {}),
     })),
     links: sent.links.map((l) => ({ ...l })),
+    media: sentMedia(number, sent),
   };
 }
 

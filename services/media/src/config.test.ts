@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { limitsFromConfig, loadConfig } from './config.ts';
+
+const env = {
+  DATABASE_URL: 'postgres://media@db.internal:5432/inbox',
+  INBOX_SECRET_KEY: 'x'.repeat(40),
+  NETWORK_API_KEY: 'key',
+};
+
+describe('media configuration', () => {
+  it("takes the network's size limits by default", () => {
+    expect(limitsFromConfig(loadConfig(env))).toEqual({
+      image: 5 * 1024 * 1024,
+      audio: 16 * 1024 * 1024,
+      video: 16 * 1024 * 1024,
+      sticker: 500 * 1024,
+      document: 100 * 1024 * 1024,
+    });
+  });
+
+  it('takes each limit from the environment', () => {
+    const limits = limitsFromConfig(
+      loadConfig({ ...env, MEDIA_MAX_IMAGE_BYTES: '1000', MEDIA_MAX_DOCUMENT_BYTES: '2000' }),
+    );
+    expect([limits.image, limits.document]).toEqual([1000, 2000]);
+  });
+
+  it.each([
+    ['no instance secret', { INBOX_SECRET_KEY: undefined }],
+    ['a short instance secret', { INBOX_SECRET_KEY: 'short' }],
+    ['no network key', { NETWORK_API_KEY: undefined }],
+    ['a limit of zero', { MEDIA_MAX_STICKER_BYTES: '0' }],
+    ['a port out of range', { MEDIA_PORT: '70000' }],
+  ])('refuses %s', (_what, change) => {
+    expect(() => loadConfig({ ...env, ...change })).toThrow(/Invalid configuration/);
+  });
+});

@@ -1,0 +1,45 @@
+import { BaseEnvSchema, envPort, InstanceSecretKeySchema, parseEnv } from '@switchboard/kit';
+import { PROVIDER_BASE_URL } from '@switchboard/proto';
+import { z } from 'zod';
+import type { MediaLimits } from './domain/media-kind.ts';
+
+const MB = 1024 * 1024;
+const bytes = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+export const MediaConfigSchema = BaseEnvSchema.extend({
+  /**
+   * Loopback by default: only the gateway talks to this port (its `MEDIA_URL`). Named apart from
+   * the gateway's HOST/PORT so the single-process mode reads both from one environment.
+   */
+  MEDIA_HOST: z.string().default('127.0.0.1'),
+  MEDIA_PORT: envPort.default(8010),
+  /** The inbox's public base URL (the gateway's): `file` URLs of media point under it. */
+  PUBLIC_URL: z.url().default('http://127.0.0.1:8000'),
+  /** The instance secret: uploads carry the gateway's signature under a key derived from it. */
+  INBOX_SECRET_KEY: InstanceSecretKeySchema,
+  /** The provider's Cloud API (or the sandbox), to fetch customers' media and upload ours. */
+  NETWORK_BASE_URL: z.url().default(PROVIDER_BASE_URL),
+  NETWORK_API_KEY: z.string().min(1),
+  /** Size ceilings per kind; the network's own by default. */
+  MEDIA_MAX_IMAGE_BYTES: bytes(5 * MB),
+  MEDIA_MAX_AUDIO_BYTES: bytes(16 * MB),
+  MEDIA_MAX_VIDEO_BYTES: bytes(16 * MB),
+  MEDIA_MAX_STICKER_BYTES: bytes(500 * 1024),
+  MEDIA_MAX_DOCUMENT_BYTES: bytes(100 * MB),
+});
+
+export type MediaConfig = z.infer<typeof MediaConfigSchema>;
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): MediaConfig {
+  return parseEnv(MediaConfigSchema, env);
+}
+
+export function limitsFromConfig(c: MediaConfig): MediaLimits {
+  return {
+    image: c.MEDIA_MAX_IMAGE_BYTES,
+    audio: c.MEDIA_MAX_AUDIO_BYTES,
+    video: c.MEDIA_MAX_VIDEO_BYTES,
+    sticker: c.MEDIA_MAX_STICKER_BYTES,
+    document: c.MEDIA_MAX_DOCUMENT_BYTES,
+  };
+}

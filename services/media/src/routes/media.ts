@@ -1,0 +1,210 @@
+import { PassThrough, type Readable } from 'node:stream';
+import fastifyMultipart from '@fastify/multipart';
+import { type HeaderSigner, type HttpServer, InboxErrorSchema } from '@switchboard/kit';
+import {
+  baseMimeType,
+  MEDIA_UPLOADER_HEADER,
+  MediaFileSchema,
+  type MediaUploader,
+  MediaUploaderSchema,
+  ServiceError,
+} from '@switchboard/proto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
+import { z } from 'zod';
+import type { MediaStorage } from '../adapters/storage.ts';
+import type { MediaDatabase } from '../db.ts';
+import { contentDisposition, mediaFileView } from '../domain/media-file.ts';
+import { defaultFileName, type MediaLimits } from '../domain/media-kind.ts';
+import { ingestMedia } from '../use-cases/ingest.ts';
+import { createFileCache, retrieveMedia } from '../use-cases/retrieve.ts';
+
+/** How long a gateway signature on the uploader stays good: one request's way, with clock skew. */
+const UPLOADER_MAX_AGE_MS = 5 * 60_000;
+const FILE_PART = 'file_encoded';
+const MIME_TOKEN = /^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,63}$/;
+
+export interface MediaRouteDeps {
+  db: Kysely<MediaDatabase>;
+  storage: MediaStorage;
+  limits: MediaLimits;
+  publicUrl: string;
+  uploaderSigner: HeaderSigner;
+}
+
+/** The uploader the gateway authenticated; uploads that did not come through it are refused. */
+function uploaderOf(req: FastifyRequest, signer: HeaderSigner, now = Date.now()): MediaUploader {
+  const header = req.headers[MEDIA_UPLOADER_HEADER];
+  const payload = typeof header === 'string' ? signer.verify(header) : undefined;
+  let parsed: MediaUploader | undefined;
+  try {
+    const checked = payload === undefined ? undefined : MediaUploaderSchema.safeParse(JSON.parse(payload));
+    parsed = checked?.success ? checked.data : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed || Math.abs(now - parsed.at) > UPLOADER_MAX_AGE_MS) {
+    throw new ServiceError('permission_denied', 'Upload media through the inbox API.');
+  }
+  return parsed;
+}
+
+/** Bytes of a refused upload read and dropped so the client sees the answer; beyond, the connection closes. */
+const DRAIN_LIMIT = 128 * 1024 * 1024;
+
+/** Reads what is left of a request body, up to `limit` bytes; true when it ended. */
+function drain(body: Readable, limit: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    let seen = 0;
+    const done = (ended: boolean) => {
+      body.off('data', onData).off('end', onEnd).off('error', onError);
+      if (!ended) body.pause();
+      resolve(ended);
+    };
+    const onData = (chunk: Buffer) => {
+      seen += chunk.length;
+      if (seen > limit) done(false);
+    };
+    const onEnd = () => done(true);
+    const onError = () => done(false);
+    body.on('data', onData).on('end', onEnd).on('error', onError);
+    body.resume();
+  });
+}
+
+/**
+ * A refused upload may be answered before its body was read to the end (a Content-Length over
+ * the limit, the bytes of the wrong type): the rest is read and dropped first, so the client
+ * (the gateway) gets the answer rather than a broken pipe, and the connection stays usable.
+ */
+async function finishRefusedUpload(req: FastifyRequest, reply: FastifyReply): Promise<void> {
+  if (reply.statusCode < 400) return;
+  const raw = req.raw;
+  if (raw.readableEnded || raw.destroyed) return;
+  raw.unpipe();
+  if (!(await drain(raw, DRAIN_LIMIT))) reply.header('connection', 'close');
+}
+
+function contentLength(req: FastifyRequest): number | undefined {
+  const v = Number(req.headers['content-length']);
+  return Number.isFinite(v) && v >= 0 ? v : undefined;
+}
+
+/** The media service's HTTP API; the gateway forwards `media/` and `media/{id}/` here. */
+export async function registerMediaRoutes(app: HttpServer, deps: MediaRouteDeps): Promise<void> {
+  const largest = Math.max(...Object.values(deps.limits));
+  const files = createFileCache();
+  await app.register(fastifyMultipart, {
+    limits: { fileSize: largest + 1, files: 4, fields: 16, parts: 20 },
+  });
+  // A raw upload is read as a stream by the route, whatever its type.
+  app.removeContentTypeParser(['application/json', 'text/plain']);
+  app.addContentTypeParser('*', (_req, _payload, done) => done(null, undefined));
+
+  app.post(
+    '/api/v1/media/',
+    {
+      onSend: finishRefusedUpload,
+      schema: {
+        querystring: z.object({ filename: z.string().min(1).max(240).optional() }),
+        response: {
+          201: MediaFileSchema,
+          400: InboxErrorSchema,
+          413: InboxErrorSchema,
+          415: InboxErrorSchema,
+        },
+      },
+    },
+    async (req, reply) => {
+      const uploader = uploaderOf(req, deps.uploaderSigner);
+      const ingest = (
+        body: AsyncIterable<Uint8Array>,
+        declaredType: string | undefined,
+        fileName: string | undefined,
+        declaredSize?: number,
+      ) =>
+        ingestMedia(deps, {
+          body,
+          declaredType,
+          fileName,
+          declaredSize,
+          origin: 'upload',
+          createdBy: uploader.user_id,
+        });
+
+      let row: Awaited<ReturnType<typeof ingestMedia>> | undefined;
+      if (req.isMultipart()) {
+        for await (const part of req.parts()) {
+          if (part.type !== 'file') continue;
+          if (part.fieldname !== FILE_PART || row) {
+            part.file.resume();
+            continue;
+          }
+          row = await ingest(part.file, part.mimetype, part.filename || req.query.filename);
+        }
+        if (!row) {
+          throw ServiceError.validation(
+            { [FILE_PART]: ['This field is required.'] },
+            'No file was submitted.',
+          );
+        }
+      } else {
+        const declared = req.headers['content-type'];
+        // Through a pass-through: a refused body is then dropped (drained), not destroyed with
+        // the connection it came on.
+        row = await ingest(
+          req.raw.pipe(new PassThrough()),
+          declared === undefined ? undefined : baseMimeType(declared),
+          req.query.filename,
+          contentLength(req),
+        );
+      }
+      // A file just uploaded is usually read soon (the network fetches what is sent by link).
+      files.set(row.id, row);
+      return reply.status(201).send(mediaFileView(row, deps.publicUrl));
+    },
+  );
+
+  app.route({
+    // HEAD is answered by this handler too (not Fastify's generated one, which reads the bytes
+    // to drop them): headers only, the storage untouched.
+    method: ['GET', 'HEAD'],
+    url: '/api/v1/media/:id/',
+    exposeHeadRoute: false,
+    schema: {
+      params: z.object({ id: z.string().max(100) }),
+      querystring: z.object({
+        mime_type_type: z.string().regex(MIME_TOKEN).optional(),
+        mime_type_subtype: z.string().regex(MIME_TOKEN).optional(),
+      }),
+    },
+    handler: async (req, reply) => {
+      const range = req.headers.range;
+      const ifNoneMatch = req.headers['if-none-match'];
+      const got = await retrieveMedia(
+        { ...deps, files },
+        { id: req.params.id, range, ifNoneMatch, headersOnly: req.method === 'HEAD' },
+      );
+      const [storedType = 'application', storedSubtype = 'octet-stream'] = got.file.mime_type.split('/');
+      const type = `${req.query.mime_type_type ?? storedType}/${req.query.mime_type_subtype ?? storedSubtype}`;
+      const size = Number(got.file.size);
+      reply.headers({
+        etag: got.etag,
+        'cache-control': 'private, immutable',
+        'accept-ranges': 'bytes',
+        'content-disposition': contentDisposition(got.file.file_name ?? defaultFileName(got.file.mime_type)),
+      });
+      if (got.kind === 'not_modified') return reply.status(304).send();
+      reply.type(type);
+      if (got.range) {
+        reply
+          .status(206)
+          .header('content-range', `bytes ${got.range.start}-${got.range.end}/${size}`)
+          .header('content-length', String(got.range.end - got.range.start + 1));
+      } else {
+        reply.status(200).header('content-length', String(size));
+      }
+      return got.body ? reply.send(got.body) : reply.send();
+    },
+  });
+}

@@ -1,0 +1,81 @@
+import { type Kysely, sql } from 'kysely';
+import type { MediaDatabase, MediaFileRow, MediaOrigin } from '../db.ts';
+
+type Db = Kysely<MediaDatabase>;
+
+export async function findMediaFile(db: Db, id: string): Promise<MediaFileRow | undefined> {
+  return db.selectFrom('media_files').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function findMediaBySourceWamid(db: Db, wamid: string): Promise<MediaFileRow | undefined> {
+  return db.selectFrom('media_files').selectAll().where('source_wamid', '=', wamid).executeTakeFirst();
+}
+
+export interface NewMediaFile {
+  id: string;
+  objectKey: string;
+  sha256: string;
+  size: number;
+  mimeType: string;
+  fileName: string | null;
+  origin: MediaOrigin;
+  createdBy: number | null;
+  sourceWamid?: string;
+}
+
+/**
+ * Inserts a file. Its bytes go to the object already holding the same bytes (same digest and
+ * size), if any, else to `objectKey`: the row says which. An inbound file for a message already
+ * stored keeps the first (answered).
+ */
+export async function insertMediaFile(db: Db, f: NewMediaFile): Promise<MediaFileRow> {
+  const inserted = await db
+    .insertInto('media_files')
+    .values({
+      id: f.id,
+      object_key: sql<string>`coalesce(
+        (select object_key from media_files where sha256 = ${f.sha256} and size = ${f.size} order by created_at limit 1),
+        ${f.objectKey}
+      )`,
+      sha256: f.sha256,
+      size: f.size,
+      mime_type: f.mimeType,
+      file_name: f.fileName,
+      origin: f.origin,
+      created_by: f.createdBy,
+      source_wamid: f.sourceWamid ?? null,
+      network_media_id: null,
+      network_media_at: null,
+    })
+    .onConflict((oc) => oc.column('source_wamid').doNothing())
+    .returningAll()
+    .executeTakeFirst();
+  if (inserted) return inserted;
+  const existing = f.sourceWamid ? await findMediaBySourceWamid(db, f.sourceWamid) : undefined;
+  if (!existing) throw new Error('media file neither inserted nor found');
+  return existing;
+}
+
+/** Whether any file still refers to an object (before the object is removed). */
+export async function objectInUse(db: Db, objectKey: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('media_files')
+    .select('id')
+    .where('object_key', '=', objectKey)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+export async function recordNetworkMediaId(
+  db: Db,
+  id: string,
+  networkMediaId: string,
+  at: Date,
+): Promise<void> {
+  await db
+    .updateTable('media_files')
+    .set({ network_media_id: networkMediaId, network_media_at: at })
+    .where('id', '=', id)
+    .execute();
+}

@@ -1,0 +1,232 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Inbox, startInbox } from './support/inbox.ts';
+import { jpeg, multipart, oggOpus, pdf, png, sha256 } from './support/media-files.ts';
+
+let inbox: Inbox;
+let admin: string;
+
+beforeAll(async () => {
+  inbox = await startInbox();
+  admin = await inbox.login();
+});
+afterAll(async () => inbox?.stop());
+
+interface MediaFile {
+  id: string;
+  file: string;
+  mime_type: string;
+  size: number;
+  sha256: string;
+}
+
+async function upload(
+  data: Buffer,
+  type: string,
+  opts: { filename?: string; part?: string; raw?: boolean; token?: string } = {},
+): Promise<Response> {
+  const headers: Record<string, string> = { authorization: `Token ${opts.token ?? admin}` };
+  if (opts.raw) {
+    const q = opts.filename ? `?filename=${encodeURIComponent(opts.filename)}` : '';
+    return fetch(`${inbox.url}/api/v1/media/${q}`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': type },
+      body: data,
+    });
+  }
+  const form = multipart({
+    name: opts.part ?? 'file_encoded',
+    filename: opts.filename ?? 'file',
+    type,
+    data,
+  });
+  return fetch(`${inbox.url}/api/v1/media/`, {
+    method: 'POST',
+    headers: { ...headers, 'content-type': form.contentType },
+    body: form.body,
+  });
+}
+
+async function uploaded(data: Buffer, type: string, filename?: string): Promise<MediaFile> {
+  const res = await upload(data, type, filename === undefined ? {} : { filename });
+  expect(res.status, await res.clone().text()).toBe(201);
+  return (await res.json()) as MediaFile;
+}
+
+describe('media upload and retrieval', () => {
+  it('stores a multipart upload and serves the same bytes with their headers', async () => {
+    const file = await uploaded(png, 'image/png', 'dot.png');
+    expect(file).toMatchObject({ mime_type: 'image/png', size: png.length, sha256: sha256(png) });
+    expect(file.file).toBe(`${inbox.url}/api/v1/media/${file.id}/`);
+
+    const res = await fetch(file.file);
+    expect(res.status).toBe(200);
+    expect(sha256(Buffer.from(await res.arrayBuffer()))).toBe(sha256(png));
+    expect(res.headers.get('content-type')).toBe('image/png');
+    expect(res.headers.get('content-length')).toBe(String(png.length));
+    expect(res.headers.get('etag')).toBe(`"${sha256(png)}"`);
+    expect(res.headers.get('cache-control')).toBe('private, immutable');
+    expect(res.headers.get('content-disposition')).toContain('filename="dot.png"');
+  });
+
+  it('takes a raw body with its Content-Type and ?filename=', async () => {
+    const doc = pdf('raw body');
+    const res = await upload(doc, 'application/pdf', { raw: true, filename: 'Rechnung März.pdf' });
+    expect(res.status).toBe(201);
+    const file = (await res.json()) as MediaFile;
+    const got = await fetch(file.file);
+    expect(Buffer.from(await got.arrayBuffer()).equals(doc)).toBe(true);
+    expect(got.headers.get('content-disposition')).toContain("filename*=UTF-8''Rechnung%20M%C3%A4rz.pdf");
+  });
+
+  it.each([
+    ['a voice note', oggOpus, 'audio/ogg; codecs=opus', 'audio/ogg'],
+    ['a JPEG', jpeg(4096), 'image/jpeg', 'image/jpeg'],
+    ['a PDF without a declared type', pdf('undeclared'), 'application/octet-stream', 'application/pdf'],
+    ['plain text, which has no magic number', Buffer.from('meeting notes\n'), 'text/plain', 'text/plain'],
+  ])('accepts %s', async (_what, data, declared, stored) => {
+    const file = await uploaded(data, declared);
+    expect(file.mime_type).toBe(stored);
+  });
+
+  it('keeps the same bytes once: two uploads, one stored object', async () => {
+    const bytes = jpeg(10_000);
+    const a = await uploaded(bytes, 'image/jpeg');
+    const b = await uploaded(bytes, 'image/jpeg');
+    expect(a.sha256).toBe(b.sha256);
+    const client = new pg.Client({ connectionString: inbox.db.url });
+    await client.connect();
+    try {
+      const objects = await client.query<{ n: string }>(
+        'select count(distinct object_key) as n from media_files where sha256 = $1',
+        [a.sha256],
+      );
+      expect(Number(objects.rows[0]?.n)).toBe(1);
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('answers exact slices for Range, 416 outside the file, 304 for a matching If-None-Match', async () => {
+    // Over 1 MB, so slices cross the storage's chunk boundaries (whatever their size: 128 KB,
+    // 512 KB, 1 MB).
+    const size = 1_200_000;
+    const bytes = jpeg(size);
+    const file = await uploaded(bytes, 'image/jpeg');
+    const cases: Array<[string, number, number]> = [
+      ['bytes=0-99', 0, 99],
+      ['bytes=131000-131100', 131_000, 131_100],
+      ['bytes=524000-525000', 524_000, 525_000],
+      ['bytes=1048000-1049000', 1_048_000, 1_049_000],
+      ['bytes=100000-1100000', 100_000, 1_100_000],
+      [`bytes=${size - 10}-`, size - 10, size - 1],
+      ['bytes=-10', size - 10, size - 1],
+      [`bytes=${size - 1000}-9999999`, size - 1000, size - 1],
+    ];
+    for (const [range, start, end] of cases) {
+      const res = await fetch(file.file, { headers: { range } });
+      expect([range, res.status]).toEqual([range, 206]);
+      expect(res.headers.get('content-range')).toBe(`bytes ${start}-${end}/${size}`);
+      expect(res.headers.get('content-length')).toBe(String(end - start + 1));
+      const body = Buffer.from(await res.arrayBuffer());
+      expect([range, body.equals(bytes.subarray(start, end + 1))]).toEqual([range, true]);
+    }
+    const outside = await fetch(file.file, { headers: { range: `bytes=${size}-` } });
+    expect(outside.status).toBe(416);
+    expect(outside.headers.get('content-range')).toBe(`bytes */${size}`);
+    expect(((await outside.json()) as { code: string }).code).toBe('range_not_satisfiable');
+
+    const cached = await fetch(file.file, { headers: { 'if-none-match': `"${file.sha256}"` } });
+    expect(cached.status).toBe(304);
+    const stale = await fetch(file.file, { headers: { 'if-none-match': '"other"' } });
+    expect(stale.status).toBe(200);
+    await stale.arrayBuffer();
+  });
+
+  it('answers HEAD with the headers alone', async () => {
+    const bytes = jpeg(3 * 1024 * 1024);
+    const file = await uploaded(bytes, 'image/jpeg');
+    for (let i = 0; i < 3; i++) {
+      const head = await fetch(file.file, { method: 'HEAD' });
+      expect(head.status).toBe(200);
+      expect(head.headers.get('content-length')).toBe(String(bytes.length));
+      expect(head.headers.get('etag')).toBe(`"${file.sha256}"`);
+      expect((await head.arrayBuffer()).byteLength).toBe(0);
+    }
+    const full = await fetch(file.file);
+    expect(Buffer.from(await full.arrayBuffer()).equals(bytes)).toBe(true);
+  });
+
+  it('overrides the Content-Type with mime_type_type and mime_type_subtype', async () => {
+    const file = await uploaded(png, 'image/png');
+    const res = await fetch(`${file.file}?mime_type_type=application&mime_type_subtype=octet-stream`);
+    expect(res.headers.get('content-type')).toBe('application/octet-stream');
+    const sub = await fetch(`${file.file}?mime_type_subtype=x-png`);
+    expect(sub.headers.get('content-type')).toBe('image/x-png');
+    await Promise.all([res.arrayBuffer(), sub.arrayBuffer()]);
+  });
+
+  it.each([
+    ['bytes that are not the declared type', () => upload(pdf(), 'image/png'), 415, 'unsupported_media_type'],
+    [
+      'a type the network does not take',
+      () => upload(Buffer.from('GIF89a....'), 'image/gif'),
+      415,
+      'unsupported_media_type',
+    ],
+    ['an image over 5 MB', () => upload(jpeg(5 * 1024 * 1024 + 1), 'image/jpeg'), 413, 'payload_too_large'],
+    [
+      'a raw image over 5 MB',
+      () => upload(jpeg(5 * 1024 * 1024 + 1), 'image/jpeg', { raw: true }),
+      413,
+      'payload_too_large',
+    ],
+    [
+      'a sticker over 500 KB',
+      () =>
+        upload(
+          Buffer.concat([Buffer.from('RIFF\x00\x00\x00\x00WEBPVP8 ', 'latin1'), Buffer.alloc(600_000)]),
+          'image/webp',
+        ),
+      413,
+      'payload_too_large',
+    ],
+    [
+      'a voice note over 16 MB',
+      () => upload(Buffer.concat([oggOpus, Buffer.alloc(16 * 1024 * 1024)]), 'audio/ogg', { raw: true }),
+      413,
+      'payload_too_large',
+    ],
+    ['an empty file', () => upload(Buffer.alloc(0), 'image/png'), 400, 'validation_error'],
+    ['an empty raw body', () => upload(Buffer.alloc(0), 'image/png', { raw: true }), 400, 'validation_error'],
+    ['no file_encoded part', () => upload(png, 'image/png', { part: 'file' }), 400, 'validation_error'],
+    ['no token', () => upload(png, 'image/png', { token: 'x'.repeat(40) }), 401, 'invalid_token'],
+  ])('refuses %s', async (_what, send, status, code) => {
+    const res = await send();
+    const body = (await res.json()) as { code: string; limit?: number };
+    expect([res.status, body.code]).toEqual([status, code]);
+    if (code === 'payload_too_large') expect(body.limit).toBeGreaterThan(0);
+  });
+
+  it.each([
+    ['an unknown id', '0b5f8a2e-3c1d-4e6f-9a7b-8c9d0e1f2a3b'],
+    ['a malformed id', 'not-a-uuid'],
+    ['an over-long id', 'a'.repeat(90)],
+  ])('answers 404 for %s', async (_what, id) => {
+    const res = await fetch(`${inbox.url}/api/v1/media/${id}/`);
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as { code: string }).code).toBe('not_found');
+  });
+
+  it('refuses uploads that bypass the gateway', async () => {
+    const mediaUrl = inbox.mediaUrl;
+    expect(mediaUrl).not.toBe('');
+    const form = multipart({ name: 'file_encoded', filename: 'x.png', type: 'image/png', data: png });
+    const res = await fetch(`${mediaUrl}/api/v1/media/`, {
+      method: 'POST',
+      headers: { 'content-type': form.contentType, 'x-switchboard-uploader': 'eyJ1c2VyX2lkIjoxfQ.forged' },
+      body: form.body,
+    });
+    expect(res.status).toBe(403);
+  });
+});
