@@ -40,12 +40,18 @@ export const InboxConfigSchema = z.looseObject({}).transform((env, ctx): InboxCo
   }
   const { gateway, chats, fanout, media } = parts;
   if (!gateway.success || !chats.success || !fanout.success || !media.success) return z.NEVER;
-  // The media service makes `file` URLs under the inbox's own public URL.
+  // The media service makes `file` URLs under the inbox's own public URL. Its port is internal
+  // here (the gateway in this process is told where it is), so unless MEDIA_PORT is given it
+  // takes a free one: several instances on one host (the local runtime) must not collide.
   return {
     gateway: gateway.data,
     chats: chats.data,
     fanout: fanout.data,
-    media: { ...media.data, PUBLIC_URL: gateway.data.PUBLIC_URL },
+    media: {
+      ...media.data,
+      PUBLIC_URL: gateway.data.PUBLIC_URL,
+      MEDIA_PORT: 'MEDIA_PORT' in env && env.MEDIA_PORT !== undefined ? media.data.MEDIA_PORT : 0,
+    },
   };
 });
 
