@@ -207,16 +207,12 @@ async function privateCopy(): Promise<string> {
       await rm(parent, { recursive: true, force: true });
       continue;
     }
-    const sources = [
-      'package.json',
-      'tsconfig.json',
-      'tsconfig.base.json',
-      'scripts',
-      'kit',
-      'testkit',
-      'proto',
-      'services',
-    ];
+    // Every workspace's top directory (a new package must not be forgotten here).
+    const manifest = JSON.parse(await readFile(join(repoRoot, 'package.json'), 'utf8')) as {
+      workspaces: string[];
+    };
+    const workspaceRoots = [...new Set(manifest.workspaces.map((w) => w.split('/')[0] ?? w))];
+    const sources = ['package.json', 'tsconfig.json', 'tsconfig.base.json', 'scripts', ...workspaceRoots];
     const copied = spawnSync('cp', ['-a', ...sources.map((f) => join(repoRoot, f)), clone]);
     if (copied.status !== 0) throw new Error(`copying the sources failed: ${copied.stderr.toString()}`);
     return clone;
