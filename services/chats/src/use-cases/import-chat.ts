@@ -8,6 +8,7 @@ import {
 import {
   createClock,
   decideCustomer,
+  importedMedia,
   importedMessageId,
   importedPayload,
   isTimeZone,
@@ -67,7 +68,8 @@ export async function importChat(deps: ImportDeps, r: RequestOf<typeof contract>
     const { type, payload } = importedPayload(customer.waId, id, line, fromUs, timestamp);
     // What jsonb cannot hold (U+0000, unpaired surrogates) reads U+FFFD, as everywhere in chats.
     const wabaPayload = isStorable(line) ? payload : storableValue(payload);
-    return { id, type, wabaPayload, fromUs, timestamp, createdAt: new Date(base + line.position) };
+    const media = importedMedia(line);
+    return { id, type, wabaPayload, media, fromUs, timestamp, createdAt: new Date(base + line.position) };
   });
   const newMessages = await insertImportedMessages(db, customer.waId, customer.name, rows);
 

@@ -4,7 +4,7 @@ import { ChatImportContactSchema, ContactSchema, ServiceError, WaIdSchema } from
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { MediaSink } from '../adapters/media-sink.ts';
+import type { MediaSinkFor } from '../adapters/media-sink.ts';
 import { GroupOut, UserOut } from '../domain/schemas.ts';
 import { principalOf } from '../http/guards.ts';
 import { IMPORT_WARNING_CODES, importExport, isTimeZone } from '../use-cases/chat-import.ts';
@@ -17,7 +17,8 @@ import {
 } from './messaging-views.ts';
 
 export interface ChatImportRouteOptions extends MessagingRouteOptions {
-  media: MediaSink;
+  /** Stores the imported files, each recorded as the importing user's. */
+  media: MediaSinkFor;
   /** Largest request body, bytes. */
   maxBytes: number;
 }
@@ -191,7 +192,8 @@ export const chatImportRoutes: FastifyPluginAsync<ChatImportRouteOptions> = asyn
       if (body.time_zone !== undefined && !isTimeZone(body.time_zone)) {
         throw ServiceError.validation({ time_zone: ['Not an IANA time zone.'] });
       }
-      const imported = await importExport(deps, principalOf(req), {
+      const principal = principalOf(req);
+      const imported = await importExport({ bus: deps.bus, media: deps.media(principal) }, principal, {
         chatText: body.chat_text,
         participants: body.chat_participants,
         utcOffsetMinutes: body.utc_offset_minutes,

@@ -6,7 +6,7 @@ import type { Kysely } from 'kysely';
 import type { MediaStorage } from '../adapters/storage.ts';
 import type { MediaDatabase, MediaFileRow, MediaOrigin } from '../db.ts';
 import { cleanFileName, decideMimeType, type MediaLimits, mediaKindOf } from '../domain/media-kind.ts';
-import { insertMediaFile, objectInUse } from '../store/media-files.ts';
+import { findImportedFile, insertMediaFile, objectInUse } from '../store/media-files.ts';
 
 /** Bytes `file-type` reads to recognise every format it knows. */
 const SNIFF_BYTES = 4100;
@@ -113,6 +113,15 @@ async function ingestFrom(
     await deps.storage.remove(key).catch(() => undefined);
     throw err;
   }
+  const fileName = cleanFileName(input.fileName);
+  if (input.origin === 'import') {
+    // An import sent again: its files are the ones stored the first time, not new ones.
+    const earlier = await findImportedFile(deps.db, { sha256, size, mimeType, fileName });
+    if (earlier) {
+      if (!(await objectInUse(deps.db, key))) await deps.storage.remove(key);
+      return earlier;
+    }
+  }
   let row: MediaFileRow;
   try {
     row = await insertMediaFile(deps.db, {
@@ -121,7 +130,7 @@ async function ingestFrom(
       sha256,
       size,
       mimeType,
-      fileName: cleanFileName(input.fileName),
+      fileName,
       origin: input.origin,
       createdBy: input.createdBy,
       ...(input.sourceWamid === undefined ? {} : { sourceWamid: input.sourceWamid }),
