@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type Inbox, startInbox } from './support/inbox.ts';
-import { jpeg, multipart, pdf, png, sha256 } from './support/media-files.ts';
+import { jpeg, multipart, oggOpus, pdf, png, sha256 } from './support/media-files.ts';
 
 /**
  * The media of an imported chat, end to end: `POST chat_import/` with the export's files stores
@@ -195,6 +195,28 @@ describe('an export with an image and a PDF', () => {
     const stored = await messagesOf(waId);
     expect(stored).toHaveLength(5);
     expect(stored.filter((m) => m.media !== null)).toHaveLength(2);
+  });
+});
+
+describe('an export imported first without its files', () => {
+  it('gets them when imported again with them: the messages gain their media, nothing is added', async () => {
+    const waId = '447700900322';
+    const voice = oggOpus;
+    const chat = `05/07/2024, 08:00 - +${waId}: PTT-20240705-WA0001.opus (file attached)\n05/07/2024, 08:02 - Harbour Tiles: Noted\n`;
+    const first = await imported(chat, []);
+    expect(first).toMatchObject({ new_messages: 2, warnings: [{ line: 1, code: 'media_file_missing' }] });
+    expect((await messagesOf(waId))[0]).toMatchObject({ type: 'audio', media: null });
+
+    const again = await imported(chat, [
+      { name: 'PTT-20240705-WA0001.opus', type: 'audio/ogg', data: voice },
+    ]);
+    expect(again).toMatchObject({ new_messages: 0, warnings: [] });
+    const [note, reply] = await messagesOf(waId);
+    const media = StoredMedia.parse(note?.media);
+    expect(media).toMatchObject({ mime_type: 'audio/ogg', sha256: sha256(voice) });
+    expect(note?.waba_payload.audio).toMatchObject({ id: media.id, link: media.file });
+    expect(sha256(await download(media.file))).toBe(sha256(voice));
+    expect(reply).toMatchObject({ type: 'text', media: null });
   });
 });
 
