@@ -55,7 +55,8 @@ export function mediaServiceSink(opts: { mediaUrl: string; uploaderSigner: Heade
         at: Date.now(),
         origin: 'import',
       };
-      const name = file.fileName.length > MAX_FILE_NAME ? file.fileName.slice(-MAX_FILE_NAME) : file.fileName;
+      // Well-formed (a lone surrogate cannot be URL-encoded), and the end of a long name: its extension.
+      const name = file.fileName.slice(-MAX_FILE_NAME).toWellFormed();
       let res: Response;
       let body: unknown;
       try {
