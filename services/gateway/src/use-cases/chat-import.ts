@@ -203,7 +203,7 @@ async function linesOf(
             line: m.line,
             file_name: fileName,
             code: 'media_not_stored',
-            reason: `The media service refused the file: ${outcome.refused} Imported without its file.`,
+            reason: `The media service refused the file: ${outcome.refused}; imported without its file.`,
           });
         }
       }

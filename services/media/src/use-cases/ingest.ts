@@ -55,7 +55,8 @@ async function readHead(iterator: AsyncIterator<Uint8Array>): Promise<{ head: Bu
  * Stores a stream as a media file, reading it once: the type is decided from the first bytes
  * (sniffed, and checked against the declared type), then the bytes flow to the storage while
  * they are counted (the kind's limit stops them); the storage hashes them as it writes. Bytes already stored (same
- * SHA-256) are kept once: the new object is removed and the file points at the old one.
+ * SHA-256) are kept once: the new object is removed and the file points at the old one. An
+ * imported file that an earlier import stored (same bytes, type and name) is that file.
  */
 export async function ingestMedia(deps: IngestDeps, input: IngestInput): Promise<MediaFileRow> {
   const iterator = input.body[Symbol.asyncIterator]();
