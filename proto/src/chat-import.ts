@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineRpc } from './contracts.ts';
+import { MediaFileSchema } from './media.ts';
 import { ChatRecordSchema } from './messaging.ts';
 import { WaIdSchema } from './network/common.ts';
 import { PrincipalSchema } from './principal.ts';
@@ -49,6 +50,8 @@ export const ImportedLineSchema = z.object({
       mime_type: z.string().nullable(),
       /** Where the stored file is, when it could be stored; null otherwise (see the warnings). */
       link: z.string().nullable(),
+      /** The file as the media service stored it (the Message's `media`); null or absent when not stored. */
+      stored: MediaFileSchema.nullable().optional(),
     })
     .nullable(),
   /** How many earlier lines of this export have the same time, sender and content: keeps ids of repeats apart. */

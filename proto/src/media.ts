@@ -63,6 +63,11 @@ export const MediaUploaderSchema = z.object({
   role: RoleSchema,
   /** When the gateway signed it, POSIX milliseconds: an old header is refused. */
   at: z.number().int().nonnegative(),
+  /**
+   * What the file is: a client's upload (the default) or a file of an imported chat. Only the
+   * gateway's signature can say `import`: the origin is never taken from the request itself.
+   */
+  origin: z.enum(['upload', 'import']).optional(),
 });
 export type MediaUploader = z.infer<typeof MediaUploaderSchema>;
 

@@ -16,7 +16,7 @@ import {
   gatewayOutboxContracts,
 } from './adapters/audit.ts';
 import type { Mailer } from './adapters/mailer.ts';
-import { noMediaSink } from './adapters/media-sink.ts';
+import { mediaServiceSink } from './adapters/media-sink.ts';
 import { createPrincipalCache, type PrincipalCache } from './adapters/principal-cache.ts';
 import { createTokenBox } from './adapters/secrets.ts';
 import type { GatewayConfig } from './config.ts';
@@ -185,12 +185,13 @@ export async function buildApp(deps: GatewayDeps): Promise<Gateway> {
   await app.register(messageRoutes, { ...api, users, groups });
   await app.register(chatRoutes, { ...api, users, groups });
   await app.register(chatAssignmentRoutes, { ...api, users, groups });
-  // Imported media files are reported, not stored, until a media store is wired in here.
+  // Uploads and imported files reach the media service under the gateway's signature.
+  const uploaderSigner = createHeaderSigner(config.INBOX_SECRET_KEY, MEDIA_UPLOADER_PURPOSE);
   await app.register(chatImportRoutes, {
     ...api,
     users,
     groups,
-    media: noMediaSink,
+    media: mediaServiceSink({ mediaUrl: config.MEDIA_URL, uploaderSigner }),
     maxBytes: config.CHAT_IMPORT_MAX_BYTES,
   });
   await app.register(markAsReceivedRoutes, api);
@@ -215,7 +216,7 @@ export async function buildApp(deps: GatewayDeps): Promise<Gateway> {
     prefix: API_PREFIX,
     guards,
     mediaUrl: config.MEDIA_URL,
-    uploaderSigner: createHeaderSigner(config.INBOX_SECRET_KEY, MEDIA_UPLOADER_PURPOSE),
+    uploaderSigner,
   });
   await app.register(webhookRoutes, { prefix: API_PREFIX, bus, authenticate: guards.authenticate });
   return { app, users, tokens, guards, principals };

@@ -1,6 +1,12 @@
 import { type ImportedLine, ServiceError } from '@switchboard/proto';
 import { describe, expect, it } from 'vitest';
-import { createClock, decideCustomer, importedMessageId, importedPayload } from './chat-import.ts';
+import {
+  createClock,
+  decideCustomer,
+  importedMedia,
+  importedMessageId,
+  importedPayload,
+} from './chat-import.ts';
 
 const BUSINESS = '+1 555 000 1111';
 const line = (over: Partial<ImportedLine> = {}): ImportedLine => ({
@@ -176,5 +182,44 @@ describe('network-shaped bodies', () => {
       image: { link: stored.link, caption: 'hello', mime_type: 'image/jpeg' },
       media: { link: stored.link, file_name: 'IMG-1.jpg', mime_type: 'image/jpeg' },
     });
+  });
+
+  it('carries a file stored in the media service by id and link, and makes it the Message’s media', () => {
+    const file = {
+      id: '3f0b8f8e-4d2a-4c55-9a55-0c6c2b6f1f3e',
+      file: 'https://inbox.example/api/v1/media/3f0b8f8e-4d2a-4c55-9a55-0c6c2b6f1f3e/',
+      mime_type: 'application/pdf',
+      size: 1234,
+      sha256: 'a'.repeat(64),
+    };
+    const media = {
+      kind: 'document' as const,
+      file_name: 'Quote 118.pdf',
+      mime_type: 'application/pdf',
+      link: file.file,
+      stored: file,
+    };
+    const imported = line({ text: 'the quote', media });
+    expect(importedPayload('447700900123', 'x', imported, false, 1).payload).toMatchObject({
+      type: 'document',
+      document: {
+        id: file.id,
+        link: file.file,
+        sha256: file.sha256,
+        mime_type: 'application/pdf',
+        caption: 'the quote',
+        filename: 'Quote 118.pdf',
+      },
+      media: { id: file.id, link: file.file, file_name: 'Quote 118.pdf' },
+    });
+    expect(importedMedia(imported)).toEqual({ ...file, status: 'stored' });
+    expect(importedMedia(line({ media: { ...media, link: null, stored: null } }))).toBeNull();
+    expect(importedMedia(line())).toBeNull();
+    // The id does not depend on the file being stored: an import with the files finds the same messages.
+    const withoutFile = line({
+      text: 'the quote',
+      media: { ...media, mime_type: null, link: null, stored: null },
+    });
+    expect(importedMessageId('447700900123', imported)).toBe(importedMessageId('447700900123', withoutFile));
   });
 });

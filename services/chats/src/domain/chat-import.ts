@@ -1,5 +1,11 @@
 import { hash } from 'node:crypto';
-import { type ChatImportContact, type ImportedLine, ServiceError, WaIdSchema } from '@switchboard/proto';
+import {
+  type ChatImportContact,
+  type ImportedLine,
+  type MessageMedia,
+  ServiceError,
+  WaIdSchema,
+} from '@switchboard/proto';
 
 /**
  * The rules of importing an exported chat: who the customer is, the UTC time of a line, the
@@ -199,7 +205,8 @@ const TYPE_OF_KIND = {
 /**
  * The message as the network shapes it: customer messages like a received webhook message
  * (`from`, `id`, `timestamp`), the business's like a send request (`to`); media types carry the
- * stored file's `link` when there is one, and `media: null` when the file could not be stored.
+ * stored file's `link` (and, stored in the media service, its inbox media `id` and `sha256`) when
+ * there is one, and `media: null` when the file could not be stored.
  * Every imported body says `imported: true`, and `edited: true` when the app marked it edited.
  */
 export function importedPayload(
@@ -221,12 +228,21 @@ export function importedPayload(
   }
   const type = TYPE_OF_KIND[line.media.kind];
   const content: Record<string, unknown> = {};
+  const stored = line.media.stored ?? null;
+  // The inbox's own file, by id and by link (either sends it again; chats reads both).
+  if (stored) content.id = stored.id;
   if (line.media.link) content.link = line.media.link;
+  if (stored) content.sha256 = stored.sha256;
   if (line.text && (type === 'image' || type === 'video' || type === 'document')) content.caption = line.text;
   if (line.media.file_name && type === 'document') content.filename = line.media.file_name;
   if (line.media.mime_type) content.mime_type = line.media.mime_type;
   const media = line.media.link
-    ? { link: line.media.link, file_name: line.media.file_name, mime_type: line.media.mime_type }
+    ? {
+        ...(stored && { id: stored.id }),
+        link: line.media.link,
+        file_name: line.media.file_name,
+        mime_type: line.media.mime_type,
+      }
     : null;
   return {
     type,
@@ -241,4 +257,10 @@ export function importedPayload(
       imported: true,
     },
   };
+}
+
+/** The Message's `media` of an imported line: its stored file, or null when it has none. */
+export function importedMedia(line: ImportedLine): MessageMedia | null {
+  const stored = line.media?.stored;
+  return stored ? { ...stored, status: 'stored' } : null;
 }

@@ -1,3 +1,4 @@
+import type { MessageMedia } from '@switchboard/proto';
 import { type Kysely, sql } from 'kysely';
 import type { ChatsDatabase } from '../db.ts';
 import { ensureChat } from './chats.ts';
@@ -6,6 +7,8 @@ export interface ImportedRow {
   id: string;
   type: string;
   wabaPayload: unknown;
+  /** The Message's `media` (`MessageMedia`): the imported file as the media service stored it. */
+  media: MessageMedia | null;
   fromUs: boolean;
   timestamp: number;
   /** Orders messages of one second as the export did (listing orders by time, then this). */
@@ -57,16 +60,18 @@ export async function insertImportedMessages(
           from_us: r.fromUs,
           type: r.type,
           payload: r.wabaPayload,
+          media: r.media,
           ts: r.timestamp,
           created_at: r.createdAt.toISOString(),
         })),
       );
       const result = await sql`
         insert into messages (id, wamid, wa_id, from_us, received, type, waba_payload, sender_user_id, timestamp,
-                              send_state, created_at)
-        select u.id, null, ${waId}, u.from_us, not u.from_us, u.type, u.payload, null, u.ts, null, u.created_at
+                              send_state, created_at, media)
+        select u.id, null, ${waId}, u.from_us, not u.from_us, u.type, u.payload, null, u.ts, null, u.created_at,
+               nullif(u.media, 'null'::jsonb)
         from jsonb_to_recordset(${json}::jsonb)
-          as u(id uuid, from_us boolean, type text, payload jsonb, ts bigint, created_at timestamptz)
+          as u(id uuid, from_us boolean, type text, payload jsonb, ts bigint, created_at timestamptz, media jsonb)
         on conflict (id) do nothing
       `.execute(trx);
       inserted += Number(result.numAffectedRows ?? 0n);

@@ -8,6 +8,7 @@ import {
 import {
   createClock,
   decideCustomer,
+  importedMedia,
   importedMessageId,
   importedPayload,
   isTimeZone,
@@ -16,6 +17,7 @@ import { storableValue } from '../domain/storable.ts';
 import { chatAuditEntry, insertAuditEntry } from '../store/audit.ts';
 import { findChat } from '../store/chats.ts';
 import { type ImportedRow, insertImportedMessages } from '../store/imports.ts';
+import { attachImportedMedia } from '../store/media.ts';
 import { chatRecordOf } from './chat-access.ts';
 import type { WhatsappAccount } from './list-whatsapp-accounts.ts';
 import type { Db, RequestOf } from './types.ts';
@@ -67,9 +69,12 @@ export async function importChat(deps: ImportDeps, r: RequestOf<typeof contract>
     const { type, payload } = importedPayload(customer.waId, id, line, fromUs, timestamp);
     // What jsonb cannot hold (U+0000, unpaired surrogates) reads U+FFFD, as everywhere in chats.
     const wabaPayload = isStorable(line) ? payload : storableValue(payload);
-    return { id, type, wabaPayload, fromUs, timestamp, createdAt: new Date(base + line.position) };
+    const media = importedMedia(line);
+    return { id, type, wabaPayload, media, fromUs, timestamp, createdAt: new Date(base + line.position) };
   });
   const newMessages = await insertImportedMessages(db, customer.waId, customer.name, rows);
+  // Messages stored before without their file get it now (their rows were skipped above).
+  await attachImportedMedia(db, customer.waId, rows);
 
   const last = r.part === r.parts - 1;
   if (!last) return { wa_id: customer.waId, new_messages: newMessages, chat: null };

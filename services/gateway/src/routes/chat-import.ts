@@ -4,7 +4,7 @@ import { ChatImportContactSchema, ContactSchema, ServiceError, WaIdSchema } from
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { MediaSink } from '../adapters/media-sink.ts';
+import type { MediaSinkFor } from '../adapters/media-sink.ts';
 import { GroupOut, UserOut } from '../domain/schemas.ts';
 import { principalOf } from '../http/guards.ts';
 import { IMPORT_WARNING_CODES, importExport, isTimeZone } from '../use-cases/chat-import.ts';
@@ -17,7 +17,8 @@ import {
 } from './messaging-views.ts';
 
 export interface ChatImportRouteOptions extends MessagingRouteOptions {
-  media: MediaSink;
+  /** Stores the imported files, each recorded as the importing user's. */
+  media: MediaSinkFor;
   /** Largest request body, bytes. */
   maxBytes: number;
 }
@@ -173,7 +174,10 @@ export const chatImportRoutes: FastifyPluginAsync<ChatImportRouteOptions> = asyn
           'The customer is the participant who is not the business (from `chat_participants`, or the one sender ' +
           'written as a phone number). Importing the same export again, or a later one that overlaps it, adds only the ' +
           'new messages. Imported messages are not sent to webhooks and do not open or move the customer care window. ' +
-          'Media lines are linked to `media_files` by file name. Admins and users who may write to the chat. ' +
+          'Media lines are linked to `media_files` by file name; each file is stored as an inbox media file ' +
+          '(checked like an upload: its type against its bytes, the size limit of its kind) and becomes the ' +
+          'message’s `media`; a file that is missing or refused is listed in `warnings` and its message imported ' +
+          'with `media: null`. Admins and users who may write to the chat. ' +
           'Also accepted as multipart/form-data: the same fields (`chat_participants` as JSON text), `chat_text` ' +
           'as a field or a file part, and each media file as a file part named by its file name in the export.',
         body: ChatImportRequest,
@@ -191,7 +195,8 @@ export const chatImportRoutes: FastifyPluginAsync<ChatImportRouteOptions> = asyn
       if (body.time_zone !== undefined && !isTimeZone(body.time_zone)) {
         throw ServiceError.validation({ time_zone: ['Not an IANA time zone.'] });
       }
-      const imported = await importExport(deps, principalOf(req), {
+      const principal = principalOf(req);
+      const imported = await importExport({ bus: deps.bus, media: deps.media(principal) }, principal, {
         chatText: body.chat_text,
         participants: body.chat_participants,
         utcOffsetMinutes: body.utc_offset_minutes,

@@ -7,6 +7,7 @@ import {
   type ChatRecord,
   type ImportedLine,
   importChat,
+  type MediaFile,
   type Principal,
   ServiceError,
 } from '@switchboard/proto';
@@ -178,7 +179,7 @@ async function linesOf(
     if (m.media) {
       const fileName = m.media.fileName;
       const file = fileName === null ? undefined : files.get(fileName);
-      let link: string | null = null;
+      let stored: MediaFile | null = null;
       if (fileName === null) {
         warnings.push({
           line: m.line,
@@ -195,17 +196,24 @@ async function linesOf(
         });
       } else {
         used.add(fileName);
-        link = (await sink.store({ fileName, mimeType: file.mimeType, bytes: file.bytes }))?.link ?? null;
-        if (link === null) {
+        const outcome = await sink.store({ fileName, mimeType: file.mimeType, bytes: file.bytes });
+        if ('stored' in outcome) stored = outcome.stored;
+        else {
           warnings.push({
             line: m.line,
             file_name: fileName,
             code: 'media_not_stored',
-            reason: 'Media storage is not available: imported without its file.',
+            reason: `The media service refused the file: ${outcome.refused}; imported without its file.`,
           });
         }
       }
-      media = { kind: m.media.kind, file_name: fileName, mime_type: file?.mimeType ?? null, link };
+      media = {
+        kind: m.media.kind,
+        file_name: fileName,
+        mime_type: stored?.mime_type ?? file?.mimeType ?? null,
+        link: stored?.file ?? null,
+        stored,
+      };
     }
     lines.push({
       line: m.line,

@@ -128,7 +128,8 @@ export async function registerMediaRoutes(app: HttpServer, deps: MediaRouteDeps)
           declaredType,
           fileName,
           declaredSize,
-          origin: 'upload',
+          // Signed by the gateway with the uploader: a request cannot name its own origin.
+          origin: uploader.origin ?? 'upload',
           createdBy: uploader.user_id,
         });
 

@@ -56,6 +56,26 @@ export async function insertMediaFile(db: Db, f: NewMediaFile): Promise<MediaFil
   return existing;
 }
 
+/**
+ * A file an earlier import stored with the same bytes, type and name: importing a chat again
+ * (or a later export with the same attachments) refers to it instead of adding a new file.
+ */
+export async function findImportedFile(
+  db: Db,
+  f: { sha256: string; size: number; mimeType: string; fileName: string | null },
+): Promise<MediaFileRow | undefined> {
+  let query = db
+    .selectFrom('media_files')
+    .selectAll()
+    .where('origin', '=', 'import')
+    .where('sha256', '=', f.sha256)
+    .where('size', '=', String(f.size))
+    .where('mime_type', '=', f.mimeType);
+  query =
+    f.fileName === null ? query.where('file_name', 'is', null) : query.where('file_name', '=', f.fileName);
+  return query.orderBy('created_at').limit(1).executeTakeFirst();
+}
+
 /** Whether any file still refers to an object (before the object is removed). */
 export async function objectInUse(db: Db, objectKey: string): Promise<boolean> {
   const row = await db

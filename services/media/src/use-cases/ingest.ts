@@ -6,7 +6,7 @@ import type { Kysely } from 'kysely';
 import type { MediaStorage } from '../adapters/storage.ts';
 import type { MediaDatabase, MediaFileRow, MediaOrigin } from '../db.ts';
 import { cleanFileName, decideMimeType, type MediaLimits, mediaKindOf } from '../domain/media-kind.ts';
-import { insertMediaFile, objectInUse } from '../store/media-files.ts';
+import { findImportedFile, insertMediaFile, objectInUse } from '../store/media-files.ts';
 
 /** Bytes `file-type` reads to recognise every format it knows. */
 const SNIFF_BYTES = 4100;
@@ -55,7 +55,8 @@ async function readHead(iterator: AsyncIterator<Uint8Array>): Promise<{ head: Bu
  * Stores a stream as a media file, reading it once: the type is decided from the first bytes
  * (sniffed, and checked against the declared type), then the bytes flow to the storage while
  * they are counted (the kind's limit stops them); the storage hashes them as it writes. Bytes already stored (same
- * SHA-256) are kept once: the new object is removed and the file points at the old one.
+ * SHA-256) are kept once: the new object is removed and the file points at the old one. An
+ * imported file that an earlier import stored (same bytes, type and name) is that file.
  */
 export async function ingestMedia(deps: IngestDeps, input: IngestInput): Promise<MediaFileRow> {
   const iterator = input.body[Symbol.asyncIterator]();
@@ -113,6 +114,15 @@ async function ingestFrom(
     await deps.storage.remove(key).catch(() => undefined);
     throw err;
   }
+  const fileName = cleanFileName(input.fileName);
+  if (input.origin === 'import') {
+    // An import sent again: its files are the ones stored the first time, not new ones.
+    const earlier = await findImportedFile(deps.db, { sha256, size, mimeType, fileName });
+    if (earlier) {
+      if (!(await objectInUse(deps.db, key))) await deps.storage.remove(key);
+      return earlier;
+    }
+  }
   let row: MediaFileRow;
   try {
     row = await insertMediaFile(deps.db, {
@@ -121,7 +131,7 @@ async function ingestFrom(
       sha256,
       size,
       mimeType,
-      fileName: cleanFileName(input.fileName),
+      fileName,
       origin: input.origin,
       createdBy: input.createdBy,
       ...(input.sourceWamid === undefined ? {} : { sourceWamid: input.sourceWamid }),
