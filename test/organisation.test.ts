@@ -469,6 +469,10 @@ describe('push tokens and Web Push', () => {
     ).toMatchObject({
       device_name: 'Old phone',
     });
+    // An empty PATCH changes nothing and answers the token as it is.
+    expect(await ok(agent, 'PATCH', `/api/v1/push_tokens/${created.id}/`, {})).toMatchObject({
+      device_name: 'Old phone',
+    });
     await ok(agent, 'DELETE', `/api/v1/push_tokens/${created.id}/`);
   });
 

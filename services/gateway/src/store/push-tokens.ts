@@ -80,12 +80,21 @@ export async function updateOwnPushToken(
   id: number,
   c: { device_name?: string | undefined; enabled?: boolean | undefined },
 ): Promise<PushTokenRow | undefined> {
+  const changes = {
+    ...(c.device_name !== undefined && { device_name: c.device_name }),
+    ...(c.enabled !== undefined && { enabled: c.enabled }),
+  };
+  // An empty PATCH changes nothing (and an UPDATE without SET is no statement): the token as is.
+  if (!Object.keys(changes).length)
+    return db
+      .selectFrom('push_tokens')
+      .selectAll()
+      .where('id', '=', id)
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
   return db
     .updateTable('push_tokens')
-    .set({
-      ...(c.device_name !== undefined && { device_name: c.device_name }),
-      ...(c.enabled !== undefined && { enabled: c.enabled }),
-    })
+    .set(changes)
     .where('id', '=', id)
     .where('user_id', '=', userId)
     .returningAll()
