@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import type { ChatsDatabase } from '../db.ts';
 import { ensureChat } from './chats.ts';
 
@@ -39,14 +39,9 @@ export async function insertImportedMessages(
     }
     let inserted = 0;
     for (let at = 0; at < rows.length; at += ROWS_PER_STATEMENT) {
-      // A re-import (or the overlap of a later export) is mostly stored already: skip those rows
-      // before building their bodies in PostgreSQL; ON CONFLICT still settles a concurrent import.
-      const ids = rows.slice(at, at + ROWS_PER_STATEMENT).map((r) => r.id);
-      const stored = await sql<{
-        id: string;
-      }>`select id from messages where id = any(${ids}::uuid[])`.execute(trx);
-      const known = new Set(stored.rows.map((r) => r.id));
-      const chunk = rows.slice(at, at + ROWS_PER_STATEMENT).filter((r) => !known.has(r.id));
+      const slice = rows.slice(at, at + ROWS_PER_STATEMENT);
+      const known = await storedIds(trx, waId, slice);
+      const chunk = known.size === 0 ? slice : slice.filter((r) => !known.has(r.id));
       if (chunk.length === 0) continue;
       // The rows as one JSON parameter (jsonb_to_recordset): serialized natively in one call here
       // and parsed once by PostgreSQL, instead of escaping every element of per-column arrays.
@@ -81,4 +76,34 @@ export async function insertImportedMessages(
     }
     return inserted;
   });
+}
+
+/**
+ * Which of these rows are stored already. A re-import (or the overlap of a later export) is
+ * mostly stored: those rows are skipped before PostgreSQL builds their bodies (ON CONFLICT still
+ * settles a concurrent import). A first import has nothing in its time span: one look at the
+ * chat's time index says so, without looking up every id.
+ */
+async function storedIds(
+  trx: Transaction<ChatsDatabase>,
+  waId: string,
+  rows: readonly ImportedRow[],
+): Promise<Set<string>> {
+  if (rows.length === 0) return new Set();
+  let earliest = Number.POSITIVE_INFINITY;
+  let latest = Number.NEGATIVE_INFINITY;
+  for (const r of rows) {
+    if (r.timestamp < earliest) earliest = r.timestamp;
+    if (r.timestamp > latest) latest = r.timestamp;
+  }
+  const overlap = await sql<{ found: boolean }>`
+    select exists (select 1 from messages where wa_id = ${waId} and timestamp between ${earliest} and ${latest}) as found
+  `.execute(trx);
+  if (!overlap.rows[0]?.found) return new Set();
+  // The ids as one comma-separated text: pg would otherwise escape every element of an array.
+  const ids = rows.map((r) => r.id).join(',');
+  const stored = await sql<{ id: string }>`
+    select id from messages where id = any(string_to_array(${ids}, ',')::uuid[])
+  `.execute(trx);
+  return new Set(stored.rows.map((r) => r.id));
 }

@@ -108,11 +108,15 @@ export async function importExport(
   let newMessages = 0;
   const lastPart = parts.length - 1;
   if (lastPart > 0) newMessages += (await send(0)).new_messages;
-  const middle = Array.from({ length: Math.max(0, lastPart - 1) }, (_, i) => i + 1);
-  for (let at = 0; at < middle.length; at += PARTS_IN_FLIGHT) {
-    const answers = await Promise.all(middle.slice(at, at + PARTS_IN_FLIGHT).map((part) => send(part)));
-    for (const a of answers) newMessages += a.new_messages;
-  }
+  // A part goes out as soon as one in flight is answered (no waiting for the slowest of a batch).
+  let next = 1;
+  const lane = async (): Promise<void> => {
+    while (next < lastPart) {
+      const answer = await send(next++);
+      newMessages += answer.new_messages;
+    }
+  };
+  await Promise.all(Array.from({ length: PARTS_IN_FLIGHT }, lane));
   const answer = await send(lastPart, {
     summary: {
       messages: lines.length,
