@@ -2,14 +2,19 @@ import { type Kysely, sql, type Transaction } from 'kysely';
 import type { ChatsDatabase } from '../db.ts';
 import { ensureChat } from './chats.ts';
 
+/** One imported message as the INSERT reads it (one JSON parameter: the names are the statement's). */
 export interface ImportedRow {
   id: string;
   type: string;
-  wabaPayload: unknown;
-  fromUs: boolean;
-  timestamp: number;
-  /** Orders messages of one second as the export did (listing orders by time, then this). */
-  createdAt: Date;
+  payload: unknown;
+  from_us: boolean;
+  /** Epoch seconds of the message. */
+  ts: number;
+  /**
+   * Creation time, epoch ms: orders messages of one second as the export did (listing orders by
+   * time, then this).
+   */
+  created_ms: number;
 }
 
 /** Rows per INSERT: one JSON parameter per chunk, whatever the row count. */
@@ -46,27 +51,18 @@ export async function insertImportedMessages(
       // The rows as one JSON parameter (jsonb_to_recordset): serialized natively in one call here
       // and parsed once by PostgreSQL, instead of escaping every element of per-column arrays.
       // Customer messages are history the business already handled on the phone: received.
-      const json = JSON.stringify(
-        chunk.map((r) => ({
-          id: r.id,
-          from_us: r.fromUs,
-          type: r.type,
-          payload: r.wabaPayload,
-          ts: r.timestamp,
-          created_at: r.createdAt.toISOString(),
-        })),
-      );
       const result = await sql`
         insert into messages (id, wamid, wa_id, from_us, received, type, waba_payload, sender_user_id, timestamp,
                               send_state, created_at)
-        select u.id, null, ${waId}, u.from_us, not u.from_us, u.type, u.payload, null, u.ts, null, u.created_at
-        from jsonb_to_recordset(${json}::jsonb)
-          as u(id uuid, from_us boolean, type text, payload jsonb, ts bigint, created_at timestamptz)
+        select u.id, null, ${waId}, u.from_us, not u.from_us, u.type, u.payload, null, u.ts, null,
+               timestamptz 'epoch' + u.created_ms * interval '1 millisecond'
+        from jsonb_to_recordset(${JSON.stringify(chunk)}::jsonb)
+          as u(id uuid, from_us boolean, type text, payload jsonb, ts bigint, created_ms bigint)
         on conflict (id) do nothing
       `.execute(trx);
       inserted += Number(result.numAffectedRows ?? 0n);
     }
-    const latest = rows.reduce((max, r) => Math.max(max, r.timestamp), 0);
+    const latest = rows.reduce((max, r) => Math.max(max, r.ts), 0);
     if (latest > 0) {
       await trx
         .updateTable('chats')
@@ -93,8 +89,8 @@ async function storedIds(
   let earliest = Number.POSITIVE_INFINITY;
   let latest = Number.NEGATIVE_INFINITY;
   for (const r of rows) {
-    if (r.timestamp < earliest) earliest = r.timestamp;
-    if (r.timestamp > latest) latest = r.timestamp;
+    if (r.ts < earliest) earliest = r.ts;
+    if (r.ts > latest) latest = r.ts;
   }
   const overlap = await sql<{ found: boolean }>`
     select exists (select 1 from messages where wa_id = ${waId} and timestamp between ${earliest} and ${latest}) as found

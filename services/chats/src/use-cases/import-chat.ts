@@ -66,8 +66,14 @@ export async function importChat(deps: ImportDeps, r: RequestOf<typeof contract>
     const timestamp = clock(line.local_time);
     const { type, payload } = importedPayload(customer.waId, id, line, fromUs, timestamp);
     // What jsonb cannot hold (U+0000, unpaired surrogates) reads U+FFFD, as everywhere in chats.
-    const wabaPayload = isStorable(line) ? payload : storableValue(payload);
-    return { id, type, wabaPayload, fromUs, timestamp, createdAt: new Date(base + line.position) };
+    return {
+      id,
+      type,
+      payload: isStorable(line) ? payload : storableValue(payload),
+      from_us: fromUs,
+      ts: timestamp,
+      created_ms: base + line.position,
+    };
   });
   const newMessages = await insertImportedMessages(db, customer.waId, customer.name, rows);
 
