@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connectNats } from '@switchboard/kit';
 import { instanceId, streamName } from '@switchboard/proto';
-import { repoRoot, testNatsUrl } from '@switchboard/testkit';
+import { repoRoot, testNatsUrl, waitFor } from '@switchboard/testkit';
 import { strToU8, zipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -265,6 +265,36 @@ describe('a long export, sent to chats in several parts', () => {
     const log = (await res.json()) as { results: { details: Record<string, unknown> }[] };
     expect(log.results.map((r) => r.details.new_messages)).toEqual([1_000, 21_000]);
   }, 60_000);
+});
+
+describe('imported history is read', () => {
+  it('counts no imported customer message as new; a message the customer sends afterwards is', async () => {
+    const waId = '447700900555';
+    const res = await importChat({
+      chat_text:
+        '01/06/2024, 09:00 - +44 7700 900555: Are you open on Sunday?\n01/06/2024, 09:02 - +44 7700 900555: Hello?\n',
+      utc_offset_minutes: 60,
+      device_language_code: 'en-GB',
+      media_files: [],
+    });
+    expect([res.status, await res.json()]).toMatchObject([200, { wa_id: waId, new_messages: 2 }]);
+    const chat = async () =>
+      (await (await inbox.api('GET', `/api/v1/chats/${waId}/`, { token })).json()) as Record<string, unknown>;
+    const unreadChats = async () => {
+      const list = await inbox.api('GET', '/api/v1/chats/?unread=true&limit=100', { token });
+      return ((await list.json()) as { results: { wa_id: string }[] }).results.map((c) => c.wa_id);
+    };
+    expect(await chat()).toMatchObject({ wa_id: waId, new_messages: 0 });
+    expect(await unreadChats()).not.toContain(waId);
+
+    await inbox.customerSays(waId, { type: 'text', text: { body: 'Anyone there?' } });
+    await waitFor(
+      async () => (await chat()).new_messages === 1,
+      20_000,
+      'the customer message counted as new',
+    );
+    expect(await unreadChats()).toContain(waId);
+  });
 });
 
 describe('text PostgreSQL cannot store', () => {
