@@ -103,13 +103,13 @@ export async function importExport(
       { ...common, part, messages: parts[part] ?? [], ...extra },
       { timeoutMs: 60_000 },
     );
-  // The first part creates the chat; the parts between go a few at a time (each is one
-  // transaction in chats, and ids make their order irrelevant); the last records the import.
+  // All parts but the last go a few at a time, each as soon as one in flight is answered (each
+  // is one transaction in chats, and ids make their order irrelevant); the first, small, creates
+  // the chat, and the parts sent beside it wait in PostgreSQL for that row only, with their
+  // reading and checking done meanwhile. The last records the import.
   let newMessages = 0;
   const lastPart = parts.length - 1;
-  if (lastPart > 0) newMessages += (await send(0)).new_messages;
-  // A part goes out as soon as one in flight is answered (no waiting for the slowest of a batch).
-  let next = 1;
+  let next = 0;
   const lane = async (): Promise<void> => {
     while (next < lastPart) {
       const answer = await send(next++);
@@ -243,7 +243,7 @@ function partsOf(lines: readonly ImportedLine[]): ImportedLine[][] {
   let bytes = 0;
   for (const l of lines) {
     const size = 3 * (l.text.length + l.sender.length + (l.media?.file_name?.length ?? 0)) + 300;
-    // The first part goes alone (it creates the chat): small, so the others start soon.
+    // The first part is small: it creates the chat, which the others wait for.
     const limit = parts.length === 0 ? FIRST_PART_MESSAGES : PART_MESSAGES;
     if (current.length > 0 && (current.length >= limit || bytes + size > PART_BYTES)) {
       parts.push(current);
