@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connectNats } from '@switchboard/kit';
 import { instanceId, streamName } from '@switchboard/proto';
-import { repoRoot, testNatsUrl } from '@switchboard/testkit';
+import { repoRoot, testNatsUrl, waitFor } from '@switchboard/testkit';
 import { strToU8, zipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -224,6 +224,76 @@ describe('re-imports and overlapping exports', () => {
     const log = (await res.json()) as { count: number; results: { details: Record<string, unknown> }[] };
     expect(log.count).toBe(3);
     expect(log.results.map((r) => r.details.new_messages)).toEqual([1, 0, 4]);
+  });
+});
+
+describe('a long export, sent to chats in several parts', () => {
+  const waId = '447700900888';
+  // One message a minute from 1 June 2024, 00:00; every third is the business's.
+  const line = (i: number) => {
+    const at = new Date(Date.UTC(2024, 5, 1) + i * 60_000);
+    const date = `${String(at.getUTCDate()).padStart(2, '0')}/${String(at.getUTCMonth() + 1).padStart(2, '0')}/${at.getUTCFullYear()}`;
+    const time = `${String(at.getUTCHours()).padStart(2, '0')}:${String(at.getUTCMinutes()).padStart(2, '0')}`;
+    return `${date}, ${time} - ${i % 3 === 2 ? 'Northside Shoes' : '+44 7700 900888'}: m${i}`;
+  };
+  const exportOf = (from: number, to: number) =>
+    `${Array.from({ length: to - from }, (_, k) => line(from + k)).join('\n')}\n`;
+  const request = (text: string) => ({
+    chat_text: text,
+    utc_offset_minutes: 0,
+    device_language_code: 'en-GB',
+    media_files: [],
+  });
+
+  it('counts every message once, keeps their order, and a later overlapping export adds only the new ones', async () => {
+    // 21,000 messages under the 1 MB body limit: more parts than go to chats at once.
+    const first = await importChat(request(exportOf(0, 21_000)));
+    expect([first.status, await first.json()]).toMatchObject([200, { wa_id: waId, new_messages: 21_000 }]);
+
+    const later = await importChat(request(exportOf(15_000, 22_000)));
+    expect([later.status, await later.json()]).toMatchObject([200, { new_messages: 1_000 }]);
+
+    const stored = await messagesOf(waId);
+    expect(stored.map((m) => seen(m).text)).toEqual(Array.from({ length: 100 }, (_, k) => `m${21_900 + k}`));
+    expect(stored.map((m) => m.from_us)).toEqual(
+      Array.from({ length: 100 }, (_, k) => (21_900 + k) % 3 === 2),
+    );
+
+    const res = await inbox.api('GET', `/api/v1/audit_logs/?action=chat.imported&target_id=${waId}`, {
+      token,
+    });
+    const log = (await res.json()) as { results: { details: Record<string, unknown> }[] };
+    expect(log.results.map((r) => r.details.new_messages)).toEqual([1_000, 21_000]);
+  }, 60_000);
+});
+
+describe('imported history is read', () => {
+  it('counts no imported customer message as new; a message the customer sends afterwards is', async () => {
+    const waId = '447700900555';
+    const res = await importChat({
+      chat_text:
+        '01/06/2024, 09:00 - +44 7700 900555: Are you open on Sunday?\n01/06/2024, 09:02 - +44 7700 900555: Hello?\n',
+      utc_offset_minutes: 60,
+      device_language_code: 'en-GB',
+      media_files: [],
+    });
+    expect([res.status, await res.json()]).toMatchObject([200, { wa_id: waId, new_messages: 2 }]);
+    const chat = async () =>
+      (await (await inbox.api('GET', `/api/v1/chats/${waId}/`, { token })).json()) as Record<string, unknown>;
+    const unreadChats = async () => {
+      const list = await inbox.api('GET', '/api/v1/chats/?unread=true&limit=100', { token });
+      return ((await list.json()) as { results: { wa_id: string }[] }).results.map((c) => c.wa_id);
+    };
+    expect(await chat()).toMatchObject({ wa_id: waId, new_messages: 0 });
+    expect(await unreadChats()).not.toContain(waId);
+
+    await inbox.customerSays(waId, { type: 'text', text: { body: 'Anyone there?' } });
+    await waitFor(
+      async () => (await chat()).new_messages === 1,
+      20_000,
+      'the customer message counted as new',
+    );
+    expect(await unreadChats()).toContain(waId);
   });
 });
 

@@ -137,6 +137,14 @@ describe('imported message ids', () => {
     expect(importedMessageId('447700900123', line({ local_time: '2024-06-01T09:00:01' })) > id).toBe(true);
     expect(importedMessageId('447700900123', line({ local_time: '2024-05-31T23:59:59' })) < id).toBe(true);
   });
+
+  it('never change: an export imported again finds the ids stored before', () => {
+    expect(importedMessageId('447700900123', line())).toBe('018fd306-f680-8c23-bc81-036934591ccc');
+    const media = { kind: 'image' as const, file_name: 'IMG-1.jpg', mime_type: null, link: null };
+    expect(importedMessageId('447700900123', line({ media, ordinal: 2, text: 'ça \u{1F600}' }))).toBe(
+      '018fd306-f680-8d90-bdea-d5329e785d9d',
+    );
+  });
 });
 
 describe('network-shaped bodies', () => {

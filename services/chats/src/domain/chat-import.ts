@@ -173,6 +173,11 @@ export function isTimeZone(name: string): boolean {
  * export again, or a later export that overlaps it, stores only what is new. From the chat, the
  * time as written, the sender, the content, and the line's place among identical lines.
  */
+/** The UUID variant digit (10xx) for a hex digit: its two low bits kept. */
+const VARIANT_DIGIT: Record<string, string> = Object.fromEntries(
+  [...'0123456789abcdef'].map((d) => [d, ((Number.parseInt(d, 16) & 0x3) | 0x8).toString(16)]),
+);
+
 export function importedMessageId(waId: string, line: ImportedLine): string {
   const key = JSON.stringify([
     waId,
@@ -185,10 +190,11 @@ export function importedMessageId(waId: string, line: ImportedLine): string {
   ]);
   const digest = hash('sha256', key, 'hex');
   // Shaped as a UUID (version 8: custom) for the `uuid` id column, led by the time as written
-  // (48 bits of milliseconds), so one import's ids grow with time and go to the end of the index.
-  const hex = wallMs(line.local_time).toString(16).padStart(12, '0').slice(-12) + digest.slice(12);
-  const variant = ((Number.parseInt(hex.charAt(16), 16) & 0x3) | 0x8).toString(16);
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+  // (48 bits of milliseconds), so one import's ids grow with time and go to the end of the index;
+  // the rest is the digest from its 13th digit, with the version and variant bits set.
+  const time = wallMs(line.local_time).toString(16).padStart(12, '0').slice(-12);
+  const variant = VARIANT_DIGIT[digest.charAt(16)] ?? '8';
+  return `${time.slice(0, 8)}-${time.slice(8, 12)}-8${digest.slice(13, 16)}-${variant}${digest.slice(17, 20)}-${digest.slice(20, 32)}`;
 }
 
 const TYPE_OF_KIND = {

@@ -109,7 +109,8 @@ export async function pageReadableChats(
     const unread = sql<boolean>`exists (
       select 1 from messages m
       left join read_marks rm on rm.wa_id = m.wa_id and rm.user_id = ${p.user_id}
-      where m.wa_id = c.wa_id and not m.from_us and m.timestamp > coalesce(rm.read_until, 0))`;
+      where m.wa_id = c.wa_id and not m.from_us and m.wamid is not null
+        and m.timestamp > coalesce(rm.read_until, 0))`;
     q = q.where(f.unread ? unread : sql<boolean>`not ${unread}`);
   }
   const { n } = await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();

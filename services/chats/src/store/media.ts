@@ -32,11 +32,11 @@ export async function recordMessageMedia(
 export async function attachImportedMedia(
   db: Kysely<ChatsDatabase>,
   waId: string,
-  rows: readonly { id: string; wabaPayload: unknown; media: MessageMedia | null }[],
+  rows: readonly { id: string; payload: unknown; media: MessageMedia | null }[],
 ): Promise<number> {
   const withMedia = rows.filter((r) => r.media !== null);
   if (withMedia.length === 0) return 0;
-  const json = JSON.stringify(withMedia.map((r) => ({ id: r.id, payload: r.wabaPayload, media: r.media })));
+  const json = JSON.stringify(withMedia.map((r) => ({ id: r.id, payload: r.payload, media: r.media })));
   const result = await sql`
     update messages m set media = u.media, waba_payload = u.payload
     from jsonb_to_recordset(${json}::jsonb) as u(id uuid, payload jsonb, media jsonb)

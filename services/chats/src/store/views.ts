@@ -136,7 +136,7 @@ export function toMessageRecord(
   };
 }
 
-/** Inbound messages newer than the user's read mark, per chat. */
+/** Inbound messages newer than the user's read mark, per chat (imported history, without a wamid, is not new). */
 async function newMessageCounts(db: Db, userId: number, waIds: string[]): Promise<Map<string, number>> {
   if (!waIds.length) return new Map();
   const rows = await db
@@ -145,6 +145,7 @@ async function newMessageCounts(db: Db, userId: number, waIds: string[]): Promis
     .select(['m.wa_id', (eb) => eb.fn.countAll<number>().as('n')])
     .where('m.wa_id', 'in', waIds)
     .where('m.from_us', '=', false)
+    .where('m.wamid', 'is not', null)
     .where(sql<boolean>`m.timestamp > coalesce(r.read_until, 0)`)
     .groupBy('m.wa_id')
     .execute();

@@ -68,9 +68,15 @@ export async function importChat(deps: ImportDeps, r: RequestOf<typeof contract>
     const timestamp = clock(line.local_time);
     const { type, payload } = importedPayload(customer.waId, id, line, fromUs, timestamp);
     // What jsonb cannot hold (U+0000, unpaired surrogates) reads U+FFFD, as everywhere in chats.
-    const wabaPayload = isStorable(line) ? payload : storableValue(payload);
-    const media = importedMedia(line);
-    return { id, type, wabaPayload, media, fromUs, timestamp, createdAt: new Date(base + line.position) };
+    return {
+      id,
+      type,
+      payload: isStorable(line) ? payload : storableValue(payload),
+      media: importedMedia(line),
+      from_us: fromUs,
+      ts: timestamp,
+      created_ms: base + line.position,
+    };
   });
   const newMessages = await insertImportedMessages(db, customer.waId, customer.name, rows);
   // Messages stored before without their file get it now (their rows were skipped above).

@@ -82,11 +82,20 @@ export async function importExport(
   if (!parsed.ok) throw failureOf(parsed);
 
   const conversation = parsed.messages.filter((m) => m.system === null && m.sender !== null);
-  const { lines, warnings } = await linesOf(conversation, files, deps.media);
   const senders = new Map<string, string | null>();
-  for (const l of lines) senders.set(l.sender, l.sender_number);
+  for (const m of conversation) senders.set(m.sender ?? '', m.senderNumber);
 
-  const parts = partsOf(lines);
+  const parts = partsOf(conversation);
+  // Lines are made part by part, in order (repeats are numbered in file order), so the first
+  // part goes out before the rest of the export is read.
+  const reader = createLineReader(files, deps.media);
+  let reading: Promise<unknown> = Promise.resolve();
+  const linesOfPart = (part: number): Promise<ImportedLine[]> => {
+    const [from, to] = parts[part] ?? [0, 0];
+    const lines = reading.then(() => reader.read(conversation.slice(from, to), from));
+    reading = lines;
+    return lines;
+  };
   const common = {
     principal,
     import_id: randomUUID(),
@@ -97,26 +106,28 @@ export async function importExport(
     ...(upload.timeZone !== undefined && { time_zone: upload.timeZone }),
     device_language_code: upload.deviceLanguage,
   };
-  const send = (part: number, extra: { summary?: ChatImportSummary } = {}) =>
-    callService(
-      deps.bus,
-      importChat,
-      { ...common, part, messages: parts[part] ?? [], ...extra },
-      { timeoutMs: 60_000 },
-    );
-  // The first part creates the chat; the parts between go a few at a time (each is one
-  // transaction in chats, and ids make their order irrelevant); the last records the import.
+  const send = (part: number, messages: ImportedLine[], extra: { summary?: ChatImportSummary } = {}) =>
+    callService(deps.bus, importChat, { ...common, part, messages, ...extra }, { timeoutMs: 60_000 });
+  // All parts but the last go a few at a time, each as soon as one in flight is answered (each
+  // is one transaction in chats, and ids make their order irrelevant); the first, small, creates
+  // the chat, and the parts sent beside it wait in PostgreSQL for that row only, with their
+  // reading and checking done meanwhile. The last records the import.
   let newMessages = 0;
   const lastPart = parts.length - 1;
-  if (lastPart > 0) newMessages += (await send(0)).new_messages;
-  const middle = Array.from({ length: Math.max(0, lastPart - 1) }, (_, i) => i + 1);
-  for (let at = 0; at < middle.length; at += PARTS_IN_FLIGHT) {
-    const answers = await Promise.all(middle.slice(at, at + PARTS_IN_FLIGHT).map((part) => send(part)));
-    for (const a of answers) newMessages += a.new_messages;
-  }
-  const answer = await send(lastPart, {
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < lastPart) {
+      const part = next++;
+      const answer = await send(part, await linesOfPart(part));
+      newMessages += answer.new_messages;
+    }
+  };
+  await Promise.all(Array.from({ length: PARTS_IN_FLIGHT }, lane));
+  const lastLines = await linesOfPart(lastPart);
+  const warnings = reader.warnings();
+  const answer = await send(lastPart, lastLines, {
     summary: {
-      messages: lines.length,
+      messages: conversation.length,
       system_lines: parsed.messages.length - conversation.length,
       warnings: warnings.length,
       previous_new_messages: newMessages,
@@ -159,104 +170,116 @@ const contentKey = (m: ExportMessage): string =>
   `${m.localTime}\u0000${m.sender}\u0000${m.media?.kind ?? ''}\u0000${m.media?.fileName ?? ''}\u0000${m.text}`;
 
 /**
- * The messages as chats takes them: each media line linked to its uploaded file (stored through
- * the sink, when it can), repeats numbered; what could not be linked or stored is a warning.
+ * The messages as chats takes them, read run by run in file order: each media line linked to its
+ * uploaded file (stored through the sink, when it can), repeats numbered; what could not be
+ * linked or stored is a warning, and so, once all is read, is each uploaded file no line names.
  */
-async function linesOf(
-  conversation: readonly ExportMessage[],
+function createLineReader(
   files: Map<string, { mimeType: string; bytes: Buffer }>,
   sink: MediaSink,
-): Promise<{ lines: ImportedLine[]; warnings: ImportWarning[] }> {
+): {
+  read(run: readonly ExportMessage[], offset: number): Promise<ImportedLine[]>;
+  warnings(): ImportWarning[];
+} {
   const warnings: ImportWarning[] = [];
   const used = new Set<string>();
   const seen = new Map<string, number>();
-  const lines: ImportedLine[] = [];
-  for (const [position, m] of conversation.entries()) {
-    const key = contentKey(m);
-    const ordinal = seen.get(key) ?? 0;
-    seen.set(key, ordinal + 1);
-    let media: ImportedLine['media'] = null;
-    if (m.media) {
-      const fileName = m.media.fileName;
-      const file = fileName === null ? undefined : files.get(fileName);
-      let stored: MediaFile | null = null;
-      if (fileName === null) {
-        warnings.push({
-          line: m.line,
-          file_name: null,
-          code: 'media_omitted_in_export',
-          reason: 'The export was made without media: imported without its file.',
-        });
-      } else if (!file) {
-        warnings.push({
-          line: m.line,
-          file_name: fileName,
-          code: 'media_file_missing',
-          reason: 'No media_files entry has this file name: imported without its file.',
-        });
-      } else {
-        used.add(fileName);
-        const outcome = await sink.store({ fileName, mimeType: file.mimeType, bytes: file.bytes });
-        if ('stored' in outcome) stored = outcome.stored;
-        else {
+  async function read(run: readonly ExportMessage[], offset: number): Promise<ImportedLine[]> {
+    const lines: ImportedLine[] = [];
+    for (const [index, m] of run.entries()) {
+      const key = contentKey(m);
+      const ordinal = seen.get(key) ?? 0;
+      seen.set(key, ordinal + 1);
+      let media: ImportedLine['media'] = null;
+      if (m.media) {
+        const fileName = m.media.fileName;
+        const file = fileName === null ? undefined : files.get(fileName);
+        let stored: MediaFile | null = null;
+        if (fileName === null) {
+          warnings.push({
+            line: m.line,
+            file_name: null,
+            code: 'media_omitted_in_export',
+            reason: 'The export was made without media: imported without its file.',
+          });
+        } else if (!file) {
           warnings.push({
             line: m.line,
             file_name: fileName,
-            code: 'media_not_stored',
-            reason: `The media service refused the file: ${outcome.refused}; imported without its file.`,
+            code: 'media_file_missing',
+            reason: 'No media_files entry has this file name: imported without its file.',
           });
+        } else {
+          used.add(fileName);
+          const outcome = await sink.store({ fileName, mimeType: file.mimeType, bytes: file.bytes });
+          if ('stored' in outcome) stored = outcome.stored;
+          else {
+            warnings.push({
+              line: m.line,
+              file_name: fileName,
+              code: 'media_not_stored',
+              reason: `The media service refused the file: ${outcome.refused}; imported without its file.`,
+            });
+          }
         }
+        media = {
+          kind: m.media.kind,
+          file_name: fileName,
+          mime_type: stored?.mime_type ?? file?.mimeType ?? null,
+          link: stored?.file ?? null,
+          stored,
+        };
       }
-      media = {
-        kind: m.media.kind,
-        file_name: fileName,
-        mime_type: stored?.mime_type ?? file?.mimeType ?? null,
-        link: stored?.file ?? null,
-        stored,
-      };
-    }
-    lines.push({
-      line: m.line,
-      local_time: m.localTime,
-      sender: m.sender ?? '',
-      sender_number: m.senderNumber,
-      text: m.text,
-      edited: m.edited,
-      media,
-      ordinal,
-      position,
-    });
-  }
-  for (const name of files.keys()) {
-    if (!used.has(name)) {
-      warnings.push({
-        line: 0,
-        file_name: name,
-        code: 'media_file_unused',
-        reason: 'No line of the export names this file.',
+      lines.push({
+        line: m.line,
+        local_time: m.localTime,
+        sender: m.sender ?? '',
+        sender_number: m.senderNumber,
+        text: m.text,
+        edited: m.edited,
+        media,
+        ordinal,
+        position: offset + index,
       });
     }
+    return lines;
   }
-  return { lines, warnings };
+  return {
+    read,
+    warnings() {
+      const unused: ImportWarning[] = [...files.keys()]
+        .filter((name) => !used.has(name))
+        .map((name) => ({
+          line: 0,
+          file_name: name,
+          code: 'media_file_unused',
+          reason: 'No line of the export names this file.',
+        }));
+      return [...warnings, ...unused];
+    },
+  };
 }
 
-/** Consecutive runs of lines that each fit on the bus; an export without messages is one empty part. */
-function partsOf(lines: readonly ImportedLine[]): ImportedLine[][] {
-  const parts: ImportedLine[][] = [];
-  let current: ImportedLine[] = [];
+/**
+ * Consecutive runs of messages (`[from, to)` in the conversation) whose lines each fit on the
+ * bus; an export without messages is one empty part.
+ */
+function partsOf(conversation: readonly ExportMessage[]): [number, number][] {
+  const parts: [number, number][] = [];
+  let from = 0;
   let bytes = 0;
-  for (const l of lines) {
-    const size = 3 * (l.text.length + l.sender.length + (l.media?.file_name?.length ?? 0)) + 300;
-    // The first part goes alone (it creates the chat): small, so the others start soon.
+  for (const [at, m] of conversation.entries()) {
+    const size = 3 * (m.text.length + (m.sender ?? '').length + (m.media?.fileName?.length ?? 0)) + 300;
+    // The first part is small: it creates the chat, which the others wait for.
     const limit = parts.length === 0 ? FIRST_PART_MESSAGES : PART_MESSAGES;
-    if (current.length > 0 && (current.length >= limit || bytes + size > PART_BYTES)) {
-      parts.push(current);
-      current = [];
+    const count = at - from;
+    if (count > 0 && (count >= limit || bytes + size > PART_BYTES)) {
+      parts.push([from, at]);
+      from = at;
       bytes = 0;
     }
-    current.push(l);
     bytes += size;
   }
-  parts.push(current);
+  parts.push([from, conversation.length]);
   return parts;
 }
