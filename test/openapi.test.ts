@@ -1,7 +1,7 @@
 import { validate } from '@readme/openapi-parser';
-import { buildApp, createMailer, type GatewayDatabase } from '@switchboard/gateway';
+import { buildApp, type GatewayDatabase } from '@switchboard/gateway';
 import { loadConfig } from '@switchboard/gateway/config';
-import { connectNats, createDb, createLogger, type NatsConnection } from '@switchboard/kit';
+import { connectNats, createDb, createLogger, createMailer, type NatsConnection } from '@switchboard/kit';
 import { astToString, openapiTS } from '@switchboard/openapi-gen';
 import { createBus, instanceId } from '@switchboard/proto';
 import { type SandboxHandle, startSandbox } from '@switchboard/sandbox';

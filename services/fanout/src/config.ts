@@ -1,6 +1,12 @@
-import { BaseEnvSchema, envBoolean, InstanceSecretKeySchema, parseEnv } from '@switchboard/kit';
+import {
+  BaseEnvSchema,
+  envBoolean,
+  InstanceSecretKeySchema,
+  parseDuration,
+  parseDurationList,
+  parseEnv,
+} from '@switchboard/kit';
 import { z } from 'zod';
-import { parseDuration, parseDurationList } from './domain/durations.ts';
 import { DEFAULT_RETRY_SCHEDULE_MS } from './domain/retry.ts';
 import { DEFAULT_ATTEMPT_TIMEOUT_MS, type FanoutSettings } from './domain/settings.ts';
 

@@ -4,6 +4,8 @@ import {
   generateSecret,
   isBlockedAddress,
   obviouslyPrivateUrl,
+  parseDuration,
+  parseDurationList,
   sign,
   signatureHeader,
   webhookMessageId,
@@ -14,7 +16,6 @@ import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createDeliveryClient } from '../src/adapters/http-client.ts';
 import { loadConfig, settingsFromConfig } from '../src/config.ts';
-import { parseDuration, parseDurationList } from '../src/domain/durations.ts';
 import { classify, errorClassOf } from '../src/domain/outcome.ts';
 import { DEFAULT_RETRY_SCHEDULE_MS, nextRetry, type RetryPolicy, withJitter } from '../src/domain/retry.ts';
 import { TEST_SECRET_KEY } from './helpers.ts';

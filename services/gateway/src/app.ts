@@ -1,3 +1,4 @@
+import type { Mailer } from '@switchboard/kit';
 import {
   createHeaderSigner,
   createHttpServer,
@@ -15,7 +16,6 @@ import {
   GATEWAY_OUTBOX,
   gatewayOutboxContracts,
 } from './adapters/audit.ts';
-import type { Mailer } from './adapters/mailer.ts';
 import { mediaServiceSink } from './adapters/media-sink.ts';
 import { createPrincipalCache, type PrincipalCache } from './adapters/principal-cache.ts';
 import { createTokenBox } from './adapters/secrets.ts';

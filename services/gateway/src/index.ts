@@ -2,7 +2,6 @@
 // tests in test/ and tools: another package reaches the gateway only through what is exported
 // here (or over HTTP/NATS).
 
-export { createMailer, type Mailer } from './adapters/mailer.ts';
 export { createTokenBox } from './adapters/secrets.ts';
 export { buildApp, type Gateway, type GatewayDeps } from './app.ts';
 export { type GatewayConfig, GatewayConfigSchema, loadConfig } from './config.ts';

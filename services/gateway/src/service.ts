@@ -1,4 +1,4 @@
-import { type HttpServer, type Logger, pingDb, pingNats } from '@switchboard/kit';
+import { createMailer, type HttpServer, type Logger, type Mailer, pingDb, pingNats } from '@switchboard/kit';
 import {
   type Bus,
   type Consumption,
@@ -7,7 +7,6 @@ import {
   principalLookup,
 } from '@switchboard/proto';
 import type { Kysely } from 'kysely';
-import { createMailer, type Mailer } from './adapters/mailer.ts';
 import { createUnconfiguredSender, createWebPushSender, type PushSender } from './adapters/push.ts';
 import { buildApp } from './app.ts';
 import type { GatewayConfig } from './config.ts';

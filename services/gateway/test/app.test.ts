@@ -7,6 +7,7 @@ import {
   connectNats,
   createDb,
   createLogger,
+  createMailer,
   type HttpServer,
   type NatsConnection,
   pingDb,
@@ -31,7 +32,6 @@ import { startNatsServer } from '@switchboard/testkit/infra';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createMailer } from '../src/adapters/mailer.ts';
 import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { createGateway } from '../src/service.ts';

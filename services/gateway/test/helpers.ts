@@ -1,8 +1,15 @@
-import { connectNats, createDb, createLogger, type NatsConnection, pingDb, pingNats } from '@switchboard/kit';
+import {
+  connectNats,
+  createDb,
+  createLogger,
+  createMailer,
+  type NatsConnection,
+  pingDb,
+  pingNats,
+} from '@switchboard/kit';
 import { type Bus, createBus, instanceId } from '@switchboard/proto';
 import { freshDatabase, type TestDatabase, testNatsUrl, uniqueInstanceId } from '@switchboard/testkit';
 import type { Kysely } from 'kysely';
-import { createMailer } from '../src/adapters/mailer.ts';
 import { buildApp, type Gateway } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import type { GatewayDatabase } from '../src/store/db.ts';

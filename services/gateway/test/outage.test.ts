@@ -1,8 +1,7 @@
-import { connectNats, createDb, createLogger, pingDb, pingNats } from '@switchboard/kit';
+import { connectNats, createDb, createLogger, createMailer, pingDb, pingNats } from '@switchboard/kit';
 import { createBus, instanceId } from '@switchboard/proto';
 import { freePort, testNatsUrl, uniqueInstanceId } from '@switchboard/testkit';
 import { describe, expect, it } from 'vitest';
-import { createMailer } from '../src/adapters/mailer.ts';
 import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import type { GatewayDatabase } from '../src/store/db.ts';

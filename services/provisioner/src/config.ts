@@ -1,8 +1,14 @@
 import { resolve } from 'node:path';
-import { BaseEnvSchema, envBoolean, envPort, InstanceSecretKeySchema, parseEnv } from '@switchboard/kit';
+import {
+  BaseEnvSchema,
+  envBoolean,
+  envPort,
+  InstanceSecretKeySchema,
+  parseDurationList,
+  parseEnv,
+} from '@switchboard/kit';
 import { PARTNER_SCOPE, PROVIDER_BASE_URL, PROVIDER_HUB_BASE_URL } from '@switchboard/proto';
 import { z } from 'zod';
-import { parseDurationList } from './domain/durations.ts';
 
 const JsonStringRecord = z
   .string()

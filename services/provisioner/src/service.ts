@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import { createServer } from 'node:net';
-import { createOutboxRelay, type Logger, type NatsConnection, type Subscription } from '@switchboard/kit';
+import {
+  createMailer,
+  createOutboxRelay,
+  type Logger,
+  type Mailer,
+  type NatsConnection,
+  type Subscription,
+} from '@switchboard/kit';
 import {
   type Bus,
   type Consumption,
@@ -15,7 +22,6 @@ import type { Kysely } from 'kysely';
 import { activationPages } from './adapters/activation-pages.ts';
 import { createEdge } from './adapters/edge.ts';
 import { createLocalRuntime } from './adapters/local-runtime.ts';
-import { createMailer, type Mailer } from './adapters/mailer.ts';
 import { createPartnerEventSender, type PartnerEventSender } from './adapters/partner-events.ts';
 import type { Runtime } from './adapters/runtime.ts';
 import type { ProvisionerConfig } from './config.ts';
@@ -109,7 +115,8 @@ export function createProvisioner(deps: {
   const events =
     deps.events ??
     createPartnerEventSender({ allowPrivateTargets: config.PARTNER_EVENTS_ALLOW_PRIVATE_TARGETS });
-  const mailer = deps.mailer ?? createMailer(config.SMTP_URL, config.MAIL_FROM, log);
+  const mailer =
+    deps.mailer ?? createMailer(config.SMTP_URL, config.MAIL_FROM, log, { failWithoutSmtp: true });
   const outbox = createOutboxRelay({
     db,
     table: OUTBOX_TABLE,

@@ -1,7 +1,6 @@
-import type { Logger } from '@switchboard/kit';
+import type { Logger, Mailer } from '@switchboard/kit';
 import { ServiceError } from '@switchboard/proto';
 import type { Kysely } from 'kysely';
-import type { Mailer } from '../adapters/mailer.ts';
 import type { GatewayDatabase } from '../store/db.ts';
 import type { FailureLimiter } from '../store/rate-limit.ts';
 import { findMailableUser } from '../store/users.ts';

@@ -1,7 +1,6 @@
-import type { Logger, NatsConnection, OutboxRelay, SecretBox } from '@switchboard/kit';
+import type { Logger, Mailer, NatsConnection, OutboxRelay, SecretBox } from '@switchboard/kit';
 import type { Bus, PartnerHubClient } from '@switchboard/proto';
 import type { Kysely } from 'kysely';
-import type { Mailer } from '../adapters/mailer.ts';
 import type { PartnerEventSender } from '../adapters/partner-events.ts';
 import type { Runtime } from '../adapters/runtime.ts';
 import type { ProvisionerConfig } from '../config.ts';
