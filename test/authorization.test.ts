@@ -6,7 +6,8 @@
 
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connectNats, type NatsConnection } from '@switchboard/kit';
-import { type Bus, createBus, ensureConfigurator, instanceId, streamName } from '@switchboard/proto';
+import { ensureConfigurator, instanceId, streamName } from '@switchboard/proto';
+import { type Bus, createBus } from '@switchboard/proto/bus';
 import { type Receiver, startReceiver, testNatsUrl, waitFor } from '@switchboard/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Inbox, startInbox } from './support/inbox.ts';

@@ -2,7 +2,6 @@ import { callService } from '@switchboard/gateway';
 import { connectNats, type NatsConnection } from '@switchboard/kit';
 import {
   type BusValidationError,
-  createBus,
   defineConsumer,
   defineRpc,
   defineStream,
@@ -10,6 +9,7 @@ import {
   ServiceError,
   subjects,
 } from '@switchboard/proto';
+import { createBus } from '@switchboard/proto/bus';
 import { testNatsUrl, uniqueInstanceId, waitFor } from '@switchboard/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';

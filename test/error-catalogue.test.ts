@@ -1,12 +1,12 @@
 import { connectNats, type NatsConnection } from '@switchboard/kit';
 import {
-  createBus,
   type ErrorCode,
   ensureConfigurator,
   errorCatalogue,
   instanceId,
   ServiceError,
 } from '@switchboard/proto';
+import { createBus } from '@switchboard/proto/bus';
 import { testNatsUrl, waitFor } from '@switchboard/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Inbox, startInbox } from './support/inbox.ts';

@@ -219,4 +219,27 @@ describe('package boundaries', () => {
       for (const v of versions) expect([pkg, v]).toEqual([pkg, expect.stringMatching(/^\d+\.\d+\.\d+$/)]);
     }
   });
+
+  it('(i) proto is fenced: its root entry reaches zod only; NATS and OpenTelemetry are behind /bus, the HTTP clients behind /network', () => {
+    const fenced = ['@nats-io/', '@opentelemetry/', 'undici', 'p-retry'];
+    const seen = new Set<string>();
+    const offending: string[] = [];
+    const visit = (file: string) => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      const text = readFileSync(join(root, file), 'utf8');
+      for (const m of text.matchAll(/^(?:import|export)\s[^;]*?from\s+'([^']+)'/gms)) {
+        const spec = m[1] ?? '';
+        if (spec.startsWith('.')) visit(normalize(join(dirname(file), spec)));
+        else if (fenced.some((f) => spec.startsWith(f))) offending.push(`${file} imports ${spec}`);
+      }
+    };
+    visit('proto/src/index.ts');
+    expect(offending).toEqual([]);
+    const exports = JSON.parse(readFileSync(join(root, 'proto/package.json'), 'utf8')).exports as Record<
+      string,
+      unknown
+    >;
+    expect(Object.keys(exports).sort()).toEqual(['.', './bus', './network']);
+  });
 });

@@ -2,7 +2,8 @@ import { validate } from '@readme/openapi-parser';
 import { buildPartnerApp, loadPartnerConfig } from '@switchboard/gateway';
 import { connectNats, createLogger, type HttpServer, type NatsConnection } from '@switchboard/kit';
 import { astToString, openapiTS } from '@switchboard/openapi-gen';
-import { createBus, PARTNER_SCOPE } from '@switchboard/proto';
+import { PARTNER_SCOPE } from '@switchboard/proto';
+import { createBus } from '@switchboard/proto/bus';
 import { testNatsUrl } from '@switchboard/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 

@@ -2,8 +2,6 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { connectNats, type NatsConnection } from '@switchboard/kit';
 import {
-  type Bus,
-  createBus,
   type InboundDeadLetter,
   instanceId,
   listInboundDeadLetters,
@@ -11,6 +9,7 @@ import {
   type Principal,
   redriveInboundDeadLetter,
 } from '@switchboard/proto';
+import { type Bus, createBus } from '@switchboard/proto/bus';
 import { repoRoot, spawnService, startReceiver, testNatsUrl, waitFor } from '@switchboard/testkit';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

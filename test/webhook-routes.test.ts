@@ -464,7 +464,8 @@ describe('webhook resources over HTTP', () => {
   it('maps a missing fan-out service to 503', async () => {
     const other = createHttpServer({ logger: createLogger('gateway-test', 'silent') });
     installInboxErrorHandling(other);
-    const { createBus, instanceId } = await import('@switchboard/proto');
+    const { instanceId } = await import('@switchboard/proto');
+    const { createBus } = await import('@switchboard/proto/bus');
     const lonely = await createBus(h.nc, instanceId('nobody-home'));
     await registerWebhookRoutes(other, { bus: lonely, authenticate: async () => admin });
     const res = await other.inject({ url: '/api/v1/webhooks/waba/' });

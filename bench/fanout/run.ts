@@ -13,8 +13,6 @@ import { cpus, totalmem } from 'node:os';
 import { type FanoutDatabase, fanoutMigrations } from '@switchboard/fanout';
 import { connectNats, createDb, migrate } from '@switchboard/kit';
 import {
-  type Bus,
-  createBus,
   fanoutRpc,
   instanceId,
   messagesWebhookBody,
@@ -22,6 +20,7 @@ import {
   networkEvent,
   principalLookup,
 } from '@switchboard/proto';
+import { type Bus, createBus } from '@switchboard/proto/bus';
 import { natsServerBinary, startLocalInfra } from '@switchboard/testkit/infra';
 import { admin, type Receiver, waitFor } from '@switchboard/testkit/tools';
 import { Pool } from 'undici';

@@ -1,4 +1,5 @@
-import { type Bus, classifyFailure, createBus, InstanceIdSchema } from '@switchboard/proto';
+import { classifyFailure, InstanceIdSchema } from '@switchboard/proto';
+import { type Bus, createBus } from '@switchboard/proto/bus';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import { logLevel, natsStreamReplicas } from './config.ts';

@@ -23,7 +23,8 @@ import type { ConsumerContract, RpcContract, StreamContract } from './contracts.
 import { BusValidationError, isErrorCode, ServiceError } from './errors.ts';
 import { classifyFailure, failedDependency } from './failures.ts';
 import type { InstanceId } from './instance.ts';
-import { streamConfigs, streamName } from './streams.ts';
+import { streamConfigs } from './stream-configs.ts';
+import { streamName } from './streams.ts';
 import { extractTraceContext, injectTraceContext } from './trace.ts';
 
 const tracer = trace.getTracer('@switchboard/proto');

@@ -1,5 +1,4 @@
 export * from './audit.ts';
-export * from './bus.ts';
 export * from './chat-import.ts';
 export * from './contracts.ts';
 export * from './errors.ts';
@@ -13,7 +12,6 @@ export * from './messages.ts';
 export * from './messaging.ts';
 export * from './network/index.ts';
 export * from './organisation.ts';
-export * from './outbox.ts';
 export * from './partner.ts';
 export * from './principal.ts';
 export * from './push.ts';
@@ -22,4 +20,3 @@ export * from './streams.ts';
 export * from './subjects.ts';
 export * from './tag.ts';
 export * from './time.ts';
-export * from './trace.ts';

@@ -8,7 +8,8 @@ import {
   type FanoutSettings,
 } from '@switchboard/fanout';
 import { connectNats, createDb, createLogger, migrate, type NatsConnection } from '@switchboard/kit';
-import { type Bus, createBus, instanceId, type Principal, principalLookup } from '@switchboard/proto';
+import { instanceId, type Principal, principalLookup } from '@switchboard/proto';
+import { type Bus, createBus } from '@switchboard/proto/bus';
 import { admin, freshDatabase, type TestDatabase, testNatsUrl, uniqueInstanceId } from '@switchboard/testkit';
 import type { Kysely } from 'kysely';
 

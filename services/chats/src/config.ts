@@ -1,5 +1,5 @@
 import { BaseEnvSchema, envBoolean, InstanceSecretKeySchema, parseEnv } from '@switchboard/kit';
-import { PROVIDER_BASE_URL } from '@switchboard/proto';
+import { PROVIDER_BASE_URL } from '@switchboard/proto/network';
 import { z } from 'zod';
 
 export const ChatsConfigSchema = BaseEnvSchema.extend({

@@ -2,7 +2,6 @@ import type { Logger, Subscription } from '@switchboard/kit';
 import {
   assignChat,
   auditList,
-  type Bus,
   getChat,
   getMessage,
   importChat,
@@ -13,12 +12,13 @@ import {
   listTemplates,
   listWhatsappAccounts,
   markAsReceived,
-  type NetworkClient,
   redriveInboundDeadLetter,
   sendMessage,
   setMessageMedia,
   updateChat,
 } from '@switchboard/proto';
+import type { Bus } from '@switchboard/proto/bus';
+import type { NetworkClient } from '@switchboard/proto/network';
 import type { Kysely } from 'kysely';
 import type { ChatsDatabase } from './db.ts';
 import * as useCase from './use-cases/index.ts';

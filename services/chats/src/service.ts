@@ -1,10 +1,6 @@
 import { createSecretBox, type Logger, type SecretBox } from '@switchboard/kit';
-import {
-  type Bus,
-  type Consumption,
-  createContactCheckClient,
-  createNetworkClient,
-} from '@switchboard/proto';
+import type { Bus, Consumption } from '@switchboard/proto/bus';
+import { createContactCheckClient, createNetworkClient } from '@switchboard/proto/network';
 import type { Kysely } from 'kysely';
 import { createHttpContactProviderClient } from './adapters/http-contact-provider.ts';
 import { withInboxMedia } from './adapters/inbox-media.ts';

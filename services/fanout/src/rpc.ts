@@ -1,6 +1,6 @@
 import type { Subscription } from '@switchboard/kit';
-import type { Bus } from '@switchboard/proto';
 import { fanoutRpc } from '@switchboard/proto';
+import type { Bus } from '@switchboard/proto/bus';
 import type { WebhookManager } from './use-cases/webhooks.ts';
 
 /**

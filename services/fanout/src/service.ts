@@ -1,5 +1,5 @@
 import { createOutboxRelay, type Logger, type SecretBox } from '@switchboard/kit';
-import { type Bus, outboxPublisher } from '@switchboard/proto';
+import { type Bus, outboxPublisher } from '@switchboard/proto/bus';
 import type { Kysely } from 'kysely';
 import { createDeliveryClient } from './adapters/http-client.ts';
 import { createAnnouncer, FANOUT_OUTBOX, fanoutOutboxContracts } from './adapters/lifecycle.ts';

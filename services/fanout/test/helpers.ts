@@ -1,8 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { connectNats, createDb, createLogger, migrate, type NatsConnection } from '@switchboard/kit';
 import {
-  type Bus,
-  createBus,
   fanoutRpc,
   instanceId,
   messagesWebhookBody,
@@ -12,6 +10,7 @@ import {
   principalLookup,
   type WebhookWithSecret,
 } from '@switchboard/proto';
+import { type Bus, createBus } from '@switchboard/proto/bus';
 import { admin, freshDatabase, type TestDatabase, testNatsUrl, uniqueInstanceId } from '@switchboard/testkit';
 import type { Kysely } from 'kysely';
 import { createWebhookSecretsBox } from '../src/adapters/sealing.ts';

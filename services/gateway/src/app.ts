@@ -8,7 +8,8 @@ import {
   type Logger,
   registerOpenApi,
 } from '@switchboard/kit';
-import { type Bus, MEDIA_UPLOADER_PURPOSE, outboxPublisher } from '@switchboard/proto';
+import { MEDIA_UPLOADER_PURPOSE } from '@switchboard/proto';
+import { type Bus, outboxPublisher } from '@switchboard/proto/bus';
 import type { Kysely } from 'kysely';
 import {
   createAudit,

@@ -1,11 +1,10 @@
 import { createMailer, type HttpServer, type Logger, type Mailer, pingDb, pingNats } from '@switchboard/kit';
 import {
-  type Bus,
-  type Consumption,
   ensureConfigurator as ensureConfiguratorRpc,
   identityChanged,
   principalLookup,
 } from '@switchboard/proto';
+import type { Bus, Consumption } from '@switchboard/proto/bus';
 import type { Kysely } from 'kysely';
 import { createUnconfiguredSender, createWebPushSender, type PushSender } from './adapters/push.ts';
 import { buildApp } from './app.ts';

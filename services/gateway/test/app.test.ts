@@ -14,13 +14,13 @@ import {
   pingNats,
 } from '@switchboard/kit';
 import {
-  createBus,
   ensureConfigurator,
   instanceId,
   principalLookup,
   ServiceError,
   streamName,
 } from '@switchboard/proto';
+import { createBus } from '@switchboard/proto/bus';
 import {
   freshDatabase,
   type TestDatabase,

@@ -7,7 +7,8 @@ import {
   pingDb,
   pingNats,
 } from '@switchboard/kit';
-import { type Bus, createBus, instanceId } from '@switchboard/proto';
+import { instanceId } from '@switchboard/proto';
+import { type Bus, createBus } from '@switchboard/proto/bus';
 import { freshDatabase, type TestDatabase, testNatsUrl, uniqueInstanceId } from '@switchboard/testkit';
 import type { Kysely } from 'kysely';
 import { buildApp, type Gateway } from '../src/app.ts';

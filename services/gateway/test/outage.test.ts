@@ -1,5 +1,6 @@
 import { connectNats, createDb, createLogger, createMailer, pingDb, pingNats } from '@switchboard/kit';
-import { createBus, instanceId } from '@switchboard/proto';
+import { instanceId } from '@switchboard/proto';
+import { createBus } from '@switchboard/proto/bus';
 import { freePort, testNatsUrl, uniqueInstanceId } from '@switchboard/testkit';
 import { describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.ts';

@@ -1,5 +1,5 @@
 import { BaseEnvSchema, envPort, InstanceSecretKeySchema, parseEnv } from '@switchboard/kit';
-import { PROVIDER_BASE_URL } from '@switchboard/proto';
+import { PROVIDER_BASE_URL } from '@switchboard/proto/network';
 import { z } from 'zod';
 import type { MediaLimits } from './domain/media-kind.ts';
 

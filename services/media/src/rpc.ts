@@ -1,11 +1,7 @@
 import type { Logger } from '@switchboard/kit';
-import {
-  type Bus,
-  mediaNetworkUpload,
-  type NetworkClient,
-  NetworkError,
-  ServiceError,
-} from '@switchboard/proto';
+import { mediaNetworkUpload, NetworkError, ServiceError } from '@switchboard/proto';
+import type { Bus } from '@switchboard/proto/bus';
+import type { NetworkClient } from '@switchboard/proto/network';
 import type { Kysely } from 'kysely';
 import type { MediaStorage } from './adapters/storage.ts';
 import type { MediaDatabase } from './db.ts';

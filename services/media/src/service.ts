@@ -7,13 +7,9 @@ import {
   pingDb,
   pingNats,
 } from '@switchboard/kit';
-import {
-  type Bus,
-  type Consumption,
-  createNetworkClient,
-  MEDIA_UPLOADER_PURPOSE,
-  type NetworkClient,
-} from '@switchboard/proto';
+import { MEDIA_UPLOADER_PURPOSE } from '@switchboard/proto';
+import type { Bus, Consumption } from '@switchboard/proto/bus';
+import { createNetworkClient, type NetworkClient } from '@switchboard/proto/network';
 import type { Kysely } from 'kysely';
 import { createObjectStoreStorage } from './adapters/object-store.ts';
 import type { MediaStorage } from './adapters/storage.ts';

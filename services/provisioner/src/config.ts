@@ -7,7 +7,8 @@ import {
   parseDurationList,
   parseEnv,
 } from '@switchboard/kit';
-import { PARTNER_SCOPE, PROVIDER_BASE_URL, PROVIDER_HUB_BASE_URL } from '@switchboard/proto';
+import { PARTNER_SCOPE } from '@switchboard/proto';
+import { PROVIDER_BASE_URL, PROVIDER_HUB_BASE_URL } from '@switchboard/proto/network';
 import { z } from 'zod';
 
 const JsonStringRecord = z

@@ -9,15 +9,9 @@ import {
   type NatsConnection,
   type Subscription,
 } from '@switchboard/kit';
-import {
-  type Bus,
-  type Consumption,
-  createPartnerHubClient,
-  type PartnerHubClient,
-  ProvisioningCommandSchema,
-  provisioningCommand,
-  provisioningConsumer,
-} from '@switchboard/proto';
+import { ProvisioningCommandSchema, provisioningCommand, provisioningConsumer } from '@switchboard/proto';
+import type { Bus, Consumption } from '@switchboard/proto/bus';
+import { createPartnerHubClient, type PartnerHubClient } from '@switchboard/proto/network';
 import type { Kysely } from 'kysely';
 import { activationPages } from './adapters/activation-pages.ts';
 import { createEdge } from './adapters/edge.ts';

@@ -1,11 +1,6 @@
-import {
-  type Bus,
-  mediaNetworkUpload,
-  type NetworkClient,
-  NetworkError,
-  NetworkErrorCode,
-  ServiceError,
-} from '@switchboard/proto';
+import { mediaNetworkUpload, NetworkError, NetworkErrorCode, ServiceError } from '@switchboard/proto';
+import type { Bus } from '@switchboard/proto/bus';
+import type { NetworkClient } from '@switchboard/proto/network';
 import { withNetworkMedia } from '../domain/inbox-media.ts';
 
 /** Putting a large file on the network takes a while: the send's lease is renewed meanwhile. */

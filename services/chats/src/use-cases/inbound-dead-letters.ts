@@ -1,5 +1,4 @@
 import type { Logger } from '@switchboard/kit';
-import type { Bus } from '@switchboard/proto';
 import {
   type listInboundDeadLetters as listContract,
   type Principal,
@@ -7,6 +6,7 @@ import {
   ServiceError,
   wabaWebhookReceived,
 } from '@switchboard/proto';
+import type { Bus } from '@switchboard/proto/bus';
 import {
   deadLetterPage,
   deadLetterView,

@@ -1,10 +1,6 @@
 import type { Logger } from '@switchboard/kit';
-import {
-  type listTemplates as contract,
-  type NetworkClient,
-  posixSeconds,
-  ServiceError,
-} from '@switchboard/proto';
+import { type listTemplates as contract, posixSeconds, ServiceError } from '@switchboard/proto';
+import type { NetworkClient } from '@switchboard/proto/network';
 import type { RequestOf } from './types.ts';
 
 /** The templates last read from the network, kept per process. */

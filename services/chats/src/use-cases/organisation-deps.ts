@@ -1,11 +1,7 @@
 import type { Logger, SecretBox } from '@switchboard/kit';
-import {
-  type Bus,
-  type ContactCheckClient,
-  type NetworkClient,
-  type Principal,
-  ServiceError,
-} from '@switchboard/proto';
+import { type Principal, ServiceError } from '@switchboard/proto';
+import type { Bus } from '@switchboard/proto/bus';
+import type { ContactCheckClient, NetworkClient } from '@switchboard/proto/network';
 import type { ContactProviderClient } from '../adapters/http-contact-provider.ts';
 import type { createTtlCache, ProviderContact } from '../domain/contact-merge.ts';
 import type { Db } from './types.ts';

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@switchboard/kit';
 import {
-  type Bus,
   type sendMessage as contract,
   deliverMessage,
   type MessageRecord,
@@ -9,6 +8,7 @@ import {
   type SendMessageRequest,
   ServiceError,
 } from '@switchboard/proto';
+import type { Bus } from '@switchboard/proto/bus';
 import { assertMayWrite } from '../domain/chat-access.ts';
 import { nowSeconds } from '../domain/clock.ts';
 import { networkRequestOf, requestHash } from '../domain/send-request.ts';

@@ -1,5 +1,6 @@
 import type { Logger } from '@switchboard/kit';
-import { auditConsumer, type Bus, type Consumption } from '@switchboard/proto';
+import { auditConsumer } from '@switchboard/proto';
+import type { Bus, Consumption } from '@switchboard/proto/bus';
 import type { Kysely } from 'kysely';
 import type { ChatsDatabase } from '../db.ts';
 import { insertAuditEntry } from '../store/audit.ts';

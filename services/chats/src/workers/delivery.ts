@@ -1,16 +1,13 @@
 import type { Logger } from '@switchboard/kit';
 import {
-  type Bus,
-  type Consumption,
   classifyFailure,
-  type DeliveryContext,
-  type Disposition,
   deliverMessageConsumer,
-  type NetworkClient,
   NetworkError,
   networkEvent,
   type OutboundMessageInput,
 } from '@switchboard/proto';
+import type { Bus, Consumption, DeliveryContext, Disposition } from '@switchboard/proto/bus';
+import type { NetworkClient } from '@switchboard/proto/network';
 import type { Kysely, Selectable } from 'kysely';
 import type { ChatsDatabase, MessagesTable } from '../db.ts';
 import { nowSeconds } from '../domain/clock.ts';

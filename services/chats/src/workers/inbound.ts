@@ -1,16 +1,13 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from '@switchboard/kit';
 import {
-  type Bus,
   type ClassifiedFailure,
-  type Consumption,
   classifyFailure,
   consumers,
-  type DeliveryContext,
-  type Disposition,
   type NetworkEvent,
   networkEvent,
 } from '@switchboard/proto';
+import type { Bus, Consumption, DeliveryContext, Disposition } from '@switchboard/proto/bus';
 import type { Kysely } from 'kysely';
 import type { ChatsDatabase } from '../db.ts';
 import { createKeyedQueue } from '../domain/keyed-queue.ts';

@@ -1,5 +1,6 @@
 import type { Logger } from '@switchboard/kit';
-import { type Bus, identityChanged, type Principal, principalLookup } from '@switchboard/proto';
+import { identityChanged, type Principal, principalLookup } from '@switchboard/proto';
+import type { Bus } from '@switchboard/proto/bus';
 
 /** Current rights of webhook owners, asked of the gateway (which owns identity). */
 export interface OwnerDirectory {

@@ -2,7 +2,6 @@ import type { JetStreamManager } from '@nats-io/jetstream';
 import type { Logger, SecretBox } from '@switchboard/kit';
 import { generateSecret, obviouslyPrivateUrl } from '@switchboard/kit';
 import {
-  type Bus,
   type DeliveryAttempt,
   type fanoutRpc,
   type Principal,
@@ -14,6 +13,7 @@ import {
   type WebhookWithSecret,
   webhookReplayStream,
 } from '@switchboard/proto';
+import type { Bus } from '@switchboard/proto/bus';
 import type { Kysely, Selectable } from 'kysely';
 import type { z } from 'zod';
 import type { Announcer } from '../adapters/lifecycle.ts';

@@ -1,7 +1,7 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { Span } from '@opentelemetry/api';
 import type { Logger } from '@switchboard/kit';
-import { type Disposition, runDeliveryLoop, settleNow } from '@switchboard/proto';
+import { type Disposition, runDeliveryLoop, settleNow } from '@switchboard/proto/bus';
 import type { z } from 'zod';
 import type { AckBatcher } from './ack-batcher.ts';
 

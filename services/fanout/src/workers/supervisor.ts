@@ -1,12 +1,7 @@
 import type { JetStreamManager } from '@nats-io/jetstream';
 import type { Logger, Subscription } from '@switchboard/kit';
-import {
-  type Bus,
-  NetworkEventSchema,
-  streamName,
-  WebhookReplaySchema,
-  webhookLifecycle,
-} from '@switchboard/proto';
+import { NetworkEventSchema, streamName, WebhookReplaySchema, webhookLifecycle } from '@switchboard/proto';
+import type { Bus } from '@switchboard/proto/bus';
 import type { Kysely } from 'kysely';
 import type { FanoutDatabase } from '../db.ts';
 import type { FanoutSettings } from '../domain/settings.ts';

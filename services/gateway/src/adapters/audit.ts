@@ -1,12 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { enqueueOutbox, type Logger } from '@switchboard/kit';
-import {
-  type AuditEntry,
-  auditRecorded,
-  type Bus,
-  identityChanged,
-  type Principal,
-} from '@switchboard/proto';
+import { type AuditEntry, auditRecorded, identityChanged, type Principal } from '@switchboard/proto';
+import type { Bus } from '@switchboard/proto/bus';
 import type { Transaction } from 'kysely';
 import type { GatewayDatabase } from '../store/db.ts';
 

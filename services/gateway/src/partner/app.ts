@@ -1,7 +1,7 @@
 import fastifyCookie from '@fastify/cookie';
 import fastifyJwt from '@fastify/jwt';
 import { createHttpServer, type HttpServer, type Logger, registerOpenApi } from '@switchboard/kit';
-import type { Bus } from '@switchboard/proto';
+import type { Bus } from '@switchboard/proto/bus';
 import { createPartnerAuth, type SessionClaims } from './auth.ts';
 import type { PartnerGatewayConfig } from './config.ts';
 import { installPartnerErrorHandling } from './errors.ts';

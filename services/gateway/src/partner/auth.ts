@@ -1,4 +1,5 @@
-import { authenticatePartner, type Bus, partnerExists } from '@switchboard/proto';
+import { authenticatePartner, partnerExists } from '@switchboard/proto';
+import type { Bus } from '@switchboard/proto/bus';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 export const SESSION_COOKIE = 'partner_session';

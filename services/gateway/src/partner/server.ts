@@ -1,5 +1,6 @@
 import { connectNats, createLogger, handleShutdown, type Telemetry } from '@switchboard/kit';
-import { createBus, PARTNER_SCOPE } from '@switchboard/proto';
+import { PARTNER_SCOPE } from '@switchboard/proto';
+import { createBus } from '@switchboard/proto/bus';
 import { loadPartnerConfig } from './config.ts';
 import { createPartnerGateway } from './service.ts';
 

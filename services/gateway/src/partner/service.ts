@@ -1,5 +1,5 @@
 import type { HttpServer, Logger } from '@switchboard/kit';
-import type { Bus } from '@switchboard/proto';
+import type { Bus } from '@switchboard/proto/bus';
 import { buildPartnerApp } from './app.ts';
 import type { PartnerGatewayConfig } from './config.ts';
 

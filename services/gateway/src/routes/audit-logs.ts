@@ -1,5 +1,6 @@
 import { Pagination, page, pageOf } from '@switchboard/kit';
-import { AuditEntrySchema, AuditLogSchema, auditList, type Bus } from '@switchboard/proto';
+import { AuditEntrySchema, AuditLogSchema, auditList } from '@switchboard/proto';
+import type { Bus } from '@switchboard/proto/bus';
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { type Bus, type RpcContract, ServiceError } from '@switchboard/proto';
+import { type RpcContract, ServiceError } from '@switchboard/proto';
+import type { Bus } from '@switchboard/proto/bus';
 import type { z } from 'zod';
 
 /**

@@ -1,10 +1,10 @@
 import { InboxErrorSchema, Pagination, page, pageOf } from '@switchboard/kit';
 import {
-  type Bus,
   InboundDeadLetterSchema,
   listInboundDeadLetters,
   redriveInboundDeadLetter,
 } from '@switchboard/proto';
+import type { Bus } from '@switchboard/proto/bus';
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';

@@ -1,5 +1,4 @@
 import {
-  type Bus,
   type ChatRecord,
   ContactSchema,
   MessageMediaSchema,
@@ -11,6 +10,7 @@ import {
   WabaStatusesSchema,
   WaIdSchema,
 } from '@switchboard/proto';
+import type { Bus } from '@switchboard/proto/bus';
 import { z } from 'zod';
 import { GroupOut, UserOut } from '../domain/schemas.ts';
 import type { Guards } from '../http/guards.ts';

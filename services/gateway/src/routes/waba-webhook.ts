@@ -1,11 +1,11 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import {
-  type Bus,
   HUB_SIGNATURE_HEADER,
   ServiceError,
   verifyHubSignature256,
   wabaWebhookReceived,
 } from '@switchboard/proto';
+import type { Bus } from '@switchboard/proto/bus';
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';

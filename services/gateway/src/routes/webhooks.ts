@@ -1,7 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type HttpServer, Pagination, page, pageOf } from '@switchboard/kit';
 import {
-  type Bus,
   DeliveryAttemptSchema,
   fanoutRpc,
   type Principal,
@@ -14,6 +13,7 @@ import {
   WebhookUrlSchema,
   WebhookWithSecretSchema,
 } from '@switchboard/proto';
+import type { Bus } from '@switchboard/proto/bus';
 import type {
   FastifyBaseLogger,
   FastifyInstance,

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type ExportMessage, type ParseFailure, parseChatExport } from '@switchboard/chat-export';
 import {
-  type Bus,
   type ChatImportContact,
   type ChatImportSummary,
   type ChatRecord,
@@ -11,6 +10,7 @@ import {
   type Principal,
   ServiceError,
 } from '@switchboard/proto';
+import type { Bus } from '@switchboard/proto/bus';
 import type { MediaSink } from '../adapters/media-sink.ts';
 import { isBase64 } from '../domain/base64.ts';
 import { callService } from '../routes/bus-call.ts';

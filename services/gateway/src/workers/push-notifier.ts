@@ -1,13 +1,12 @@
 import type { Logger } from '@switchboard/kit';
 import {
-  type Bus,
   type ChatAccessSubject,
-  type Consumption,
   canReadChat,
   type NetworkEvent,
   type Principal,
   pushNotifierConsumer,
 } from '@switchboard/proto';
+import type { Bus, Consumption } from '@switchboard/proto/bus';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import type { Notification, PushOutcome, PushSender } from '../adapters/push.ts';

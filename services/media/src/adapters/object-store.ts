@@ -1,7 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { Base64UrlPaddedCodec, type ObjectStore, Objm, setSha256Backend } from '@nats-io/obj';
-import type { Bus, InstanceId } from '@switchboard/proto';
+import type { InstanceId } from '@switchboard/proto';
+import type { Bus } from '@switchboard/proto/bus';
 import { Lru } from '../domain/lru.ts';
 import type { ByteRange } from '../domain/range.ts';
 import type { MediaStorage } from './storage.ts';

@@ -1,10 +1,6 @@
-import {
-  type Bus,
-  type MessageMedia,
-  type NetworkClient,
-  NetworkError,
-  setMessageMedia,
-} from '@switchboard/proto';
+import { type MessageMedia, NetworkError, setMessageMedia } from '@switchboard/proto';
+import type { Bus } from '@switchboard/proto/bus';
+import type { NetworkClient } from '@switchboard/proto/network';
 import type { InboundMediaRef } from '../domain/inbound-media.ts';
 import { mediaFileView } from '../domain/media-file.ts';
 import { findMediaBySourceWamid } from '../store/media-files.ts';

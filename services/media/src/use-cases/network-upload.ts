@@ -1,4 +1,5 @@
-import { type NetworkClient, ServiceError } from '@switchboard/proto';
+import { ServiceError } from '@switchboard/proto';
+import type { NetworkClient } from '@switchboard/proto/network';
 import type { Kysely } from 'kysely';
 import type { MediaStorage } from '../adapters/storage.ts';
 import type { MediaDatabase } from '../db.ts';

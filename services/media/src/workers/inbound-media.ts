@@ -1,5 +1,6 @@
 import type { Logger } from '@switchboard/kit';
-import { type Consumption, mediaInboundConsumer } from '@switchboard/proto';
+import { mediaInboundConsumer } from '@switchboard/proto';
+import type { Consumption } from '@switchboard/proto/bus';
 import { fetchRefused, fetchRetryDelayMs, inboundMediaOf } from '../domain/inbound-media.ts';
 import { type FetchDeps, fetchInboundMedia, reportInboundMediaFailed } from '../use-cases/fetch-inbound.ts';
 

@@ -4,7 +4,8 @@ import { readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDb, type Logger, type NatsConnection } from '@switchboard/kit';
-import { type Bus, createBus, instanceId } from '@switchboard/proto';
+import { instanceId } from '@switchboard/proto';
+import { type Bus, createBus } from '@switchboard/proto/bus';
 import { sql } from 'kysely';
 import type { InstanceSpec, Runtime, RuntimeStatus } from './runtime.ts';
 

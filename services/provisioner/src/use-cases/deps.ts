@@ -1,5 +1,6 @@
 import type { Logger, Mailer, NatsConnection, OutboxRelay, SecretBox } from '@switchboard/kit';
-import type { Bus, PartnerHubClient } from '@switchboard/proto';
+import type { Bus } from '@switchboard/proto/bus';
+import type { PartnerHubClient } from '@switchboard/proto/network';
 import type { Kysely } from 'kysely';
 import type { PartnerEventSender } from '../adapters/partner-events.ts';
 import type { Runtime } from '../adapters/runtime.ts';

@@ -1,11 +1,10 @@
 import {
-  createBus,
-  type Disposition,
   ensureConfigurator as ensureConfiguratorRpc,
   instanceId,
   NetworkError,
   ServiceError,
 } from '@switchboard/proto';
+import { createBus, type Disposition } from '@switchboard/proto/bus';
 import { instanceHealthy } from '../adapters/instance-api.ts';
 import { hashSecret, newSecret } from '../domain/credentials.ts';
 import { type CreationFailure, errorsEvent } from '../domain/errors-events.ts';

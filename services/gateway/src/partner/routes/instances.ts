@@ -1,5 +1,4 @@
 import {
-  type Bus,
   CreateInstanceRequestSchema,
   createPartnerInstance,
   deletePartnerInstance,
@@ -8,6 +7,7 @@ import {
   listPartnerInstances,
   PartnerInstanceSchema,
 } from '@switchboard/proto';
+import type { Bus } from '@switchboard/proto/bus';
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';

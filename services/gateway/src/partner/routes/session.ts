@@ -1,4 +1,5 @@
-import { authenticatePartner, type Bus } from '@switchboard/proto';
+import { authenticatePartner } from '@switchboard/proto';
+import type { Bus } from '@switchboard/proto/bus';
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
