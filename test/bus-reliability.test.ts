@@ -1,3 +1,4 @@
+import { jetstream } from '@nats-io/jetstream';
 import { callService } from '@switchboard/gateway';
 import { connectNats, type NatsConnection } from '@switchboard/kit';
 import {
@@ -93,7 +94,7 @@ describe('consume: handlers, server slots and in-progress signals', () => {
     });
     await bus.publish(job, { id: 'slow', poison: false });
     await waitFor(async () => deliveries.length >= 1, 10_000, 'first delivery');
-    const jsm = await bus.js.jetstreamManager();
+    const jsm = await jetstream(nc).jetstreamManager();
     await waitFor(
       async () => {
         const info = await jsm.consumers.info(`sb_${bus.instance}_commands`, 'slow');
@@ -126,7 +127,7 @@ describe('consume: handlers, server slots and in-progress signals', () => {
         },
       },
     );
-    await bus.js.publish(job.subject(bus.instance), 'not json at all');
+    await jetstream(nc).publish(job.subject(bus.instance), 'not json at all');
     await waitFor(async () => kept.length === 1, 10_000, 'kept after one retry');
     await c.stop();
     expect(kept).toEqual(['not json at all consume']);

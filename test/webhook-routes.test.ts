@@ -1,3 +1,4 @@
+import { jetstream } from '@nats-io/jetstream';
 import { registerWebhookRoutes } from '@switchboard/gateway';
 import {
   createHttpServer,
@@ -144,7 +145,7 @@ describe('webhook resources over HTTP', () => {
       (await app.inject({ url: `/api/v1/webhooks/waba/${mine.id}/`, headers: auth('admin') })).statusCode,
     ).toBe(404);
     // Its durables go with it.
-    const jsm = await h.bus.js.jetstreamManager();
+    const jsm = await jetstream(h.nc).jetstreamManager();
     const names: string[] = [];
     for await (const c of jsm.consumers.list(`sb_${h.bus.instance}_events`)) names.push(c.name);
     expect(names.some((n) => n.includes(mine.id))).toBe(false);
@@ -419,7 +420,7 @@ describe('webhook resources over HTTP', () => {
   it('records webhook changes in the event log', async () => {
     const created = (await createVia('alice', 'https://example.com/audited')).json();
     const seen: unknown[] = [];
-    const consumer = await h.bus.js.consumers.get(`sb_${h.bus.instance}_commands`);
+    const consumer = await jetstream(h.nc).consumers.get(`sb_${h.bus.instance}_commands`);
     const messages = await consumer.consume();
     const done = (async () => {
       for await (const m of messages) {

@@ -1,3 +1,4 @@
+import { jetstream } from '@nats-io/jetstream';
 import { connectNats, type NatsConnection } from '@switchboard/kit';
 import { testNatsUrl, uniqueInstanceId, waitFor } from '@switchboard/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -80,8 +81,8 @@ describe('bus publish and consume', () => {
       { onError: (err) => rejected.push(err) },
     );
     // Bypass the typed client, as a buggy or foreign publisher would.
-    await bus.js.publish(greeting.subject(bus.instance), JSON.stringify({ id: 1 }));
-    await bus.js.publish(greeting.subject(bus.instance), 'not json');
+    await jetstream(nc).publish(greeting.subject(bus.instance), JSON.stringify({ id: 1 }));
+    await jetstream(nc).publish(greeting.subject(bus.instance), 'not json');
     await bus.publish(greeting, { id: 'ok', text: 'valid' });
     await waitFor(
       async () => handled.length === 1 && rejected.length === 2,
@@ -92,7 +93,7 @@ describe('bus publish and consume', () => {
     expect(rejected.every((e) => e instanceof BusValidationError && e.direction === 'consume')).toBe(true);
     expect(handled).toEqual([{ id: 'ok', text: 'valid' }]);
     // Terminated, not pending for redelivery.
-    const jsm = await bus.js.jetstreamManager();
+    const jsm = await jetstream(nc).jetstreamManager();
     await waitFor(
       async () => {
         const info = await jsm.consumers.info(streamName(bus.instance, 'commands'), 'strict');
@@ -128,9 +129,9 @@ describe('bus subscribe', () => {
     const bus = await newBus();
     const seen: Array<z.output<typeof greeting.schema> | null> = [];
     const sub = bus.subscribe(greeting, (g) => seen.push(g));
-    await bus.nc.flush();
+    await nc.flush();
     await bus.publish(greeting, { id: 'g1', text: 'Hello Ana' });
-    bus.nc.publish(greeting.subject(bus.instance), 'not json');
+    nc.publish(greeting.subject(bus.instance), 'not json');
     await waitFor(async () => seen.length === 2, 5_000, 'two notifications');
     expect(seen).toEqual([{ id: 'g1', text: 'Hello Ana' }, null]);
     sub.unsubscribe();
@@ -154,7 +155,7 @@ describe('bus request/reply', () => {
     });
     expect((typed as ServiceError).cause).toBeInstanceOf(Error);
     // A request that fails the schema never reaches the handler.
-    const raw = await bus.nc.request(add.subject(bus.instance), JSON.stringify({ a: 'two' }));
+    const raw = await nc.request(add.subject(bus.instance), JSON.stringify({ a: 'two' }));
     expect(raw.headers?.get('Nats-Service-Error-Code')).toBe('500');
     sub.unsubscribe();
   });

@@ -4,7 +4,6 @@ import {
   type ConsumerMessages,
   DeliverPolicy,
   JetStreamApiError,
-  type JetStreamClient,
   type JetStreamManager,
   type JsMsg,
   jetstream,
@@ -96,8 +95,10 @@ export interface PublishOptions {
 
 export interface Bus {
   readonly instance: InstanceId;
-  readonly nc: NatsConnection;
-  readonly js: JetStreamClient;
+  /** True when the server answers a round trip within the timeout (health checks). */
+  ping(timeoutMs?: number): Promise<boolean>;
+  /** Resolves once everything written so far (acks, replies, notifications) reached the server. */
+  flush(): Promise<void>;
   ensureStreams(): Promise<void>;
   ensureConsumer(c: ConsumerContract): Promise<void>;
   publish<S extends z.ZodType>(
@@ -734,5 +735,37 @@ export async function createBus(
     });
   }
 
-  return { instance, nc, js, ensureStreams, ensureConsumer, publish, consume, request, serve, subscribe };
+  async function ping(timeoutMs = 2_000): Promise<boolean> {
+    if (nc.isClosed() || nc.isDraining()) return false;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const timeout = new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), timeoutMs);
+      });
+      return await Promise.race([nc.flush().then(() => true), timeout]);
+    } catch {
+      return false;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async function flush(): Promise<void> {
+    // Replies and acks are written at the end of the turn (`atTurnEnd`): let them go first.
+    await new Promise((resolve) => setImmediate(resolve));
+    await nc.flush();
+  }
+
+  return {
+    instance,
+    ping,
+    flush,
+    ensureStreams,
+    ensureConsumer,
+    publish,
+    consume,
+    request,
+    serve,
+    subscribe,
+  };
 }

@@ -52,7 +52,7 @@ export async function startFanoutWorker(
     ...opts.settings,
   });
   const log = createLogger('fanout-test', process.env.TEST_LOG_LEVEL ?? 'silent');
-  const fanout = await createFanout({ db, bus, log, settings, box });
+  const fanout = await createFanout({ db, bus, nc, log, settings, box });
   await fanout.start();
   return {
     bus,

@@ -21,7 +21,7 @@ export async function runFanout(telemetry: Telemetry): Promise<void> {
     config,
     migrations: createFanoutMigrations(box),
   });
-  const fanout = await createFanout({ db, bus, log, settings, box });
+  const fanout = await createFanout({ db, bus, nc, log, settings, box });
   await fanout.start();
   log.info(
     { instance: config.INSTANCE_ID, webhooks: fanout.supervisor.running().length },

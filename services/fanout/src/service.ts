@@ -1,4 +1,5 @@
-import { createOutboxRelay, type Logger, type SecretBox } from '@switchboard/kit';
+import { jetstream } from '@nats-io/jetstream';
+import { createOutboxRelay, type Logger, type NatsConnection, type SecretBox } from '@switchboard/kit';
 import { type Bus, outboxPublisher } from '@switchboard/proto/bus';
 import type { Kysely } from 'kysely';
 import { createDeliveryClient } from './adapters/http-client.ts';
@@ -35,13 +36,16 @@ export interface Fanout {
 export async function createFanout(deps: {
   db: Kysely<FanoutDatabase>;
   bus: Bus;
+  /** The bus's connection: the fan-out manages its per-webhook durables itself. */
+  nc: NatsConnection;
   log: Logger;
   settings: FanoutSettings;
   /** Seals webhook secrets and static headers at rest (see sealing.ts). */
   box: SecretBox;
 }): Promise<Fanout> {
   const { db, bus, log, settings, box } = deps;
-  const jsm = await bus.js.jetstreamManager();
+  const js = jetstream(deps.nc);
+  const jsm = await js.jetstreamManager();
   const attemptLog = createAttemptLog({ db, log, ...settings.attemptLog });
   const client = createDeliveryClient(settings);
   const store = createWebhookStore(db, { cacheTtlMs: settings.webhookCacheTtlMs, box });
@@ -80,6 +84,7 @@ export async function createFanout(deps: {
     flushAttempts: () => attemptLog.flush(),
   });
   const supervisor = createSupervisor({
+    js,
     bus,
     jsm,
     db,
@@ -108,7 +113,7 @@ export async function createFanout(deps: {
       for (const s of subscriptions) s.unsubscribe();
       owners.stop();
       await supervisor.stop();
-      await bus.nc.flush();
+      await bus.flush();
       await attemptLog.stop();
       await outbox.stop();
       await client.close();

@@ -115,7 +115,7 @@ export async function startHarness(
   const log = createLogger('fanout-test', process.env.TEST_LOG_LEVEL ?? 'silent');
   const principals = new Map<number, Principal>([[admin.user_id, admin]]);
   const principalsServed = serveTestPrincipals(bus, principals);
-  const fanout = await createFanout({ db, bus, log, settings, box: testBox });
+  const fanout = await createFanout({ db, bus, nc, log, settings, box: testBox });
   // Without an in-process worker the test runs fanout elsewhere (child processes).
   if (opts.worker !== false) await fanout.start();
   const extra: Array<{ fanout: Fanout; nc: NatsConnection }> = [];
@@ -139,7 +139,14 @@ export async function startHarness(
     async startWorker(workerSettings = settings) {
       const wnc = await connectNats(testNatsUrl(), 'fanout-test-worker');
       const wbus = await createBus(wnc, instance);
-      const worker = await createFanout({ db, bus: wbus, log, settings: workerSettings, box: testBox });
+      const worker = await createFanout({
+        db,
+        bus: wbus,
+        nc: wnc,
+        log,
+        settings: workerSettings,
+        box: testBox,
+      });
       await worker.start();
       extra.push({ fanout: worker, nc: wnc });
       return worker;

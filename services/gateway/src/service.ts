@@ -1,4 +1,4 @@
-import { createMailer, type HttpServer, type Logger, type Mailer, pingDb, pingNats } from '@switchboard/kit';
+import { createMailer, type HttpServer, type Logger, type Mailer, pingDb } from '@switchboard/kit';
 import {
   ensureConfigurator as ensureConfiguratorRpc,
   identityChanged,
@@ -55,7 +55,7 @@ export async function createGateway(deps: {
     db,
     config,
     mailer,
-    health: deps.health ?? { database: () => pingDb(db), nats: () => pingNats(bus.nc) },
+    health: deps.health ?? { database: () => pingDb(db), nats: () => bus.ping() },
   });
   let subscriptions: Array<{ unsubscribe(): void }> = [];
   let pushNotifier: Consumption | undefined;

@@ -3,6 +3,7 @@ import { mkdtemp } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { jetstream } from '@nats-io/jetstream';
 import {
   connectNats,
   createDb,
@@ -182,7 +183,7 @@ describe('network webhook receiver', () => {
   });
 
   it('rejects a missing or wrong signature with 401 and stores nothing', async () => {
-    const jsm = await (await createBus(nc, instanceId(instance))).js.jetstreamManager();
+    const jsm = await jetstream(nc).jetstreamManager();
     const before = (await jsm.streams.info(streamName(instanceId(instance), 'inbound'))).state.messages;
     for (const sig of [undefined, 'sha256=00', sign(`${body} `)]) {
       const res = await app.inject({
@@ -211,7 +212,7 @@ describe('network webhook receiver', () => {
     expect(first.json()).toEqual({ status: 'accepted', duplicate: false });
     const second = await post();
     expect(second.json()).toEqual({ status: 'accepted', duplicate: true });
-    const jsm = await (await createBus(nc, instanceId(instance))).js.jetstreamManager();
+    const jsm = await jetstream(nc).jetstreamManager();
     await waitFor(
       async () => (await jsm.streams.info(streamName(instanceId(instance), 'inbound'))).state.messages === 1,
       5_000,

@@ -62,7 +62,7 @@ export async function runInbox(telemetry: Telemetry): Promise<void> {
   const pools = [g.db, c.db, f.db, m.db].map((db) => db as unknown as Kysely<unknown>);
 
   // The media service listens on its own loopback port; the gateway passes `media/` there.
-  const media = await createMedia({ db: m.db, bus, log: m.log, config: config.media });
+  const media = await createMedia({ db: m.db, bus, nc, log: m.log, config: config.media });
   const { url: mediaUrl } = await media.start();
   const gateway = await createGateway({
     db: g.db,
@@ -79,6 +79,7 @@ export async function runInbox(telemetry: Telemetry): Promise<void> {
   const fanout = await createFanout({
     db: f.db,
     bus,
+    nc,
     log: f.log,
     settings: settingsFromConfig(config.fanout),
     box,

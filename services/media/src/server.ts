@@ -11,7 +11,7 @@ export async function runMedia(telemetry: Telemetry): Promise<void> {
     config,
     migrations: mediaMigrations,
   });
-  const media = await createMedia({ db, bus, log, config });
+  const media = await createMedia({ db, bus, nc, log, config });
   await media.start();
 
   handleShutdown(log, [

@@ -1,3 +1,4 @@
+import type { NatsConnection } from '@switchboard/kit';
 import {
   createHeaderSigner,
   createHttpServer,
@@ -5,7 +6,6 @@ import {
   installInboxErrorHandling,
   type Logger,
   pingDb,
-  pingNats,
 } from '@switchboard/kit';
 import { MEDIA_UPLOADER_PURPOSE } from '@switchboard/proto';
 import type { Bus, Consumption } from '@switchboard/proto/bus';
@@ -35,6 +35,8 @@ export interface Media {
  * and the upload of ours to the network. The database must be migrated and the streams exist.
  */
 export async function createMedia(deps: {
+  /** The bus's connection, for the object store. */
+  nc: NatsConnection;
   db: Kysely<MediaDatabase>;
   bus: Bus;
   log: Logger;
@@ -45,7 +47,8 @@ export async function createMedia(deps: {
 }): Promise<Media> {
   const { db, bus, log, config } = deps;
   const storage =
-    deps.storage ?? (await createObjectStoreStorage({ bus, replicas: config.NATS_STREAM_REPLICAS }));
+    deps.storage ??
+    (await createObjectStoreStorage({ bus, nc: deps.nc, replicas: config.NATS_STREAM_REPLICAS }));
   const network =
     deps.network ??
     createNetworkClient({
@@ -67,7 +70,7 @@ export async function createMedia(deps: {
   });
   // For probes: ready when the database and NATS answer.
   app.get('/healthz', { schema: { hide: true } }, async (_req, reply) => {
-    const [database, nats] = await Promise.all([pingDb(db), pingNats(bus.nc)]);
+    const [database, nats] = await Promise.all([pingDb(db), bus.ping()]);
     return reply.status(database && nats ? 200 : 503).send({ database, nats });
   });
 

@@ -1,4 +1,4 @@
-import type { JetStreamManager } from '@nats-io/jetstream';
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { Logger, Subscription } from '@switchboard/kit';
 import { NetworkEventSchema, streamName, WebhookReplaySchema, webhookLifecycle } from '@switchboard/proto';
 import type { Bus } from '@switchboard/proto/bus';
@@ -42,6 +42,8 @@ const RESTART_DELAY_MS = 2_000;
  */
 export function createSupervisor(deps: {
   bus: Bus;
+  /** The JetStream client of the connection the per-webhook durables are pulled on. */
+  js: JetStreamClient;
   jsm: JetStreamManager;
   db: Kysely<FanoutDatabase>;
   engine: DeliveryEngine;
@@ -63,7 +65,7 @@ export function createSupervisor(deps: {
   async function startWorker(id: string, ordered: boolean): Promise<Worker> {
     const maxMessages = maxAckPending(settings, ordered);
     const main = await startConsumerLoop({
-      js: bus.js,
+      js: deps.js,
       stream,
       durable: durableNames.main(id),
       schema: NetworkEventSchema,
@@ -73,7 +75,7 @@ export function createSupervisor(deps: {
       handle: (event, ctx) => engine.deliver(id, event, { trigger: 'event', ...ctx }),
     });
     const replay = await startConsumerLoop({
-      js: bus.js,
+      js: deps.js,
       stream,
       durable: durableNames.replay(id),
       schema: WebhookReplaySchema,

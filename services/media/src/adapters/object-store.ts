@@ -1,6 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
+import { jetstream } from '@nats-io/jetstream';
 import { Base64UrlPaddedCodec, type ObjectStore, Objm, setSha256Backend } from '@nats-io/obj';
+import type { NatsConnection } from '@switchboard/kit';
 import type { InstanceId } from '@switchboard/proto';
 import type { Bus } from '@switchboard/proto/bus';
 import { Lru } from '../domain/lru.ts';
@@ -87,8 +89,15 @@ async function* rechunk(
  * a time by direct get (the library's `get` pushes the whole object at the reader however slow
  * it is, and creates a consumer per read).
  */
-export async function createObjectStoreStorage(opts: { bus: Bus; replicas: number }): Promise<MediaStorage> {
-  const { js, instance, nc } = opts.bus;
+export async function createObjectStoreStorage(opts: {
+  bus: Bus;
+  /** The bus's connection: the object store speaks JetStream directly. */
+  nc: NatsConnection;
+  replicas: number;
+}): Promise<MediaStorage> {
+  const { instance } = opts.bus;
+  const { nc } = opts;
+  const js = jetstream(nc);
   const bucket = mediaBucketName(instance);
   const store: ObjectStore = await new Objm(js).create(bucket, {
     replicas: opts.replicas,
