@@ -39,7 +39,7 @@ export const AuditLogSchema = AuditEntrySchema.extend({
 export type AuditLog = z.infer<typeof AuditLogSchema>;
 
 export const auditRecorded = defineStream({
-  name: 'audit.recorded',
+  name: 'cmd.audit',
   stream: 'commands',
   subject: (i) => subjects.command(i, 'audit'),
   schema: AuditEntrySchema,
@@ -67,7 +67,7 @@ export const AuditListReply = z.object({
 });
 
 export const auditList = defineRpc({
-  name: 'chats.audit.list',
+  name: 'chats.audit_list',
   subject: (i) => subjects.rpc(i, 'chats', 'audit_list'),
   request: AuditListRequest,
   response: AuditListReply,

@@ -74,7 +74,7 @@ export const ChatImportSummarySchema = z.object({
 export type ChatImportSummary = z.infer<typeof ChatImportSummarySchema>;
 
 export const importChat = defineRpc({
-  name: 'chats.chat_import.import',
+  name: 'chats.import_chat',
   subject: (i: Parameters<typeof subjects.rpc>[0]) => subjects.rpc(i, 'chats', 'import_chat'),
   request: z.object({
     principal: PrincipalSchema,

@@ -9,7 +9,7 @@ import { subjects } from './subjects.ts';
  * partner's `token` event.
  */
 export const ensureConfigurator = defineRpc({
-  name: 'gateway.identity.ensure_configurator',
+  name: 'gateway.ensure_configurator',
   subject: (i) => subjects.rpc(i, 'gateway', 'ensure_configurator'),
   request: z.object({ username: z.string().min(1).max(150) }),
   response: z.object({ user_id: z.number().int(), username: z.string(), token: z.string() }),
@@ -20,7 +20,7 @@ export const ensureConfigurator = defineRpc({
  * deactivated. The fan-out asks it to decide what a user's webhook may receive.
  */
 export const principalLookup = defineRpc({
-  name: 'gateway.identity.principal',
+  name: 'gateway.principal',
   subject: (i) => subjects.rpc(i, 'gateway', 'principal'),
   request: z.object({ user_id: z.number().int().positive() }),
   response: z.object({ principal: PrincipalSchema.nullable() }),

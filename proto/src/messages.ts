@@ -17,7 +17,7 @@ export const WabaWebhookReceivedSchema = z.object({
 export type WabaWebhookReceived = z.infer<typeof WabaWebhookReceivedSchema>;
 
 export const wabaWebhookReceived = defineStream({
-  name: 'waba.webhook.received',
+  name: 'waba.inbound',
   stream: 'inbound',
   subject: subjects.wabaInbound,
   schema: WabaWebhookReceivedSchema,

@@ -128,7 +128,7 @@ const PageRequest = {
 };
 
 export const sendMessage = defineRpc({
-  name: 'chats.messages.send',
+  name: 'chats.send_message',
   subject: rpc('send_message'),
   request: withPrincipal({
     /**
@@ -145,7 +145,7 @@ export const sendMessage = defineRpc({
 });
 
 export const listMessages = defineRpc({
-  name: 'chats.messages.list',
+  name: 'chats.list_messages',
   subject: rpc('list_messages'),
   request: withPrincipal({
     wa_id: WaIdSchema,
@@ -164,7 +164,7 @@ export const listMessages = defineRpc({
 });
 
 export const getMessage = defineRpc({
-  name: 'chats.messages.get',
+  name: 'chats.get_message',
   subject: rpc('get_message'),
   request: withPrincipal({ id: z.string() }),
   response: MessageRecordSchema,
@@ -181,28 +181,28 @@ export const ChatFiltersSchema = z.object({
 });
 
 export const listChats = defineRpc({
-  name: 'chats.chats.list',
+  name: 'chats.list_chats',
   subject: rpc('list_chats'),
   request: withPrincipal({ filters: ChatFiltersSchema, ...PageRequest }),
   response: z.object({ count: z.number().int(), results: z.array(ChatRecordSchema) }),
 });
 
 export const getChat = defineRpc({
-  name: 'chats.chats.get',
+  name: 'chats.get_chat',
   subject: rpc('get_chat'),
   request: withPrincipal({ wa_id: WaIdSchema }),
   response: ChatRecordSchema,
 });
 
 export const updateChat = defineRpc({
-  name: 'chats.chats.update',
+  name: 'chats.update_chat',
   subject: rpc('update_chat'),
   request: withPrincipal({ wa_id: WaIdSchema, resolved: z.boolean() }),
   response: ChatRecordSchema,
 });
 
 export const assignChat = defineRpc({
-  name: 'chats.chats.assign',
+  name: 'chats.assign_chat',
   subject: rpc('assign_chat'),
   request: withPrincipal({
     wa_id: WaIdSchema,
@@ -213,7 +213,7 @@ export const assignChat = defineRpc({
 });
 
 export const markAsReceived = defineRpc({
-  name: 'chats.chats.mark_as_received',
+  name: 'chats.mark_as_received',
   subject: rpc('mark_as_received'),
   request: withPrincipal({ customer_wa_id: WaIdSchema, timestamp: z.number().int().positive() }),
   response: z.object({
@@ -228,7 +228,7 @@ export const PersonSchema = z
   .meta({ id: 'Person' });
 
 export const listPersons = defineRpc({
-  name: 'chats.persons.list',
+  name: 'chats.list_persons',
   subject: rpc('list_persons'),
   request: z.object({
     principal: PrincipalSchema,
@@ -239,7 +239,7 @@ export const listPersons = defineRpc({
 });
 
 export const listTemplates = defineRpc({
-  name: 'chats.templates.list',
+  name: 'chats.list_templates',
   subject: rpc('list_templates'),
   request: z.object({ refresh: z.boolean(), ...PageRequest }),
   response: z.object({
@@ -259,7 +259,7 @@ export const WhatsappAccountSchema = z
   .meta({ id: 'WhatsappAccount' });
 
 export const listWhatsappAccounts = defineRpc({
-  name: 'chats.accounts.list',
+  name: 'chats.list_accounts',
   subject: rpc('list_accounts'),
   request: z.object(PageRequest),
   response: z.object({ count: z.number().int(), results: z.array(WhatsappAccountSchema) }),
@@ -311,14 +311,14 @@ export const InboundDeadLetterSchema = z
 export type InboundDeadLetter = z.infer<typeof InboundDeadLetterSchema>;
 
 export const listInboundDeadLetters = defineRpc({
-  name: 'chats.inbound_dead_letters.list',
+  name: 'chats.list_inbound_dead_letters',
   subject: rpc('list_inbound_dead_letters'),
   request: z.object({ ...PageRequest, redriven: z.boolean().optional() }),
   response: z.object({ count: z.number().int(), results: z.array(InboundDeadLetterSchema) }),
 });
 
 export const redriveInboundDeadLetter = defineRpc({
-  name: 'chats.inbound_dead_letters.redrive',
+  name: 'chats.redrive_inbound_dead_letter',
   subject: rpc('redrive_inbound_dead_letter'),
   request: withPrincipal({ id: z.number().int().positive() }),
   response: InboundDeadLetterSchema,

@@ -137,31 +137,31 @@ export const ContactProviderUpdateSchema = z
   .meta({ examples: [{ enabled: false }] });
 
 export const listContactProviders = defineRpc({
-  name: 'chats.contact_providers.list',
+  name: 'chats.contact_providers_list',
   subject: rpc('contact_providers_list'),
   request: withPrincipal(PageRequest),
   response: z.object({ count: z.number().int(), results: z.array(ContactProviderSchema) }),
 });
 export const getContactProvider = defineRpc({
-  name: 'chats.contact_providers.get',
+  name: 'chats.contact_providers_get',
   subject: rpc('contact_providers_get'),
   request: withPrincipal({ id: RowId }),
   response: ContactProviderSchema,
 });
 export const createContactProvider = defineRpc({
-  name: 'chats.contact_providers.create',
+  name: 'chats.contact_providers_create',
   subject: rpc('contact_providers_create'),
   request: withPrincipal({ provider: ContactProviderCreateSchema }),
   response: ContactProviderWithSecretSchema,
 });
 export const updateContactProvider = defineRpc({
-  name: 'chats.contact_providers.update',
+  name: 'chats.contact_providers_update',
   subject: rpc('contact_providers_update'),
   request: withPrincipal({ id: RowId, changes: ContactProviderUpdateSchema }),
   response: ContactProviderSchema,
 });
 export const deleteContactProvider = defineRpc({
-  name: 'chats.contact_providers.delete',
+  name: 'chats.contact_providers_delete',
   subject: rpc('contact_providers_delete'),
   request: withPrincipal({ id: RowId }),
   response: z.object({ deleted: z.boolean() }),
@@ -205,7 +205,7 @@ export const DirectoryContactSchema = ContactSchema.extend({
 export type DirectoryContact = z.infer<typeof DirectoryContactSchema>;
 
 export const listContacts = defineRpc({
-  name: 'chats.contacts.list',
+  name: 'chats.contacts_list',
   subject: rpc('contacts_list'),
   request: withPrincipal({ search: z.string().max(100).optional(), ...PageRequest }),
   response: z.object({
@@ -215,7 +215,7 @@ export const listContacts = defineRpc({
   }),
 });
 export const getContact = defineRpc({
-  name: 'chats.contacts.get',
+  name: 'chats.contacts_get',
   subject: rpc('contacts_get'),
   request: withPrincipal({ wa_id: WaIdSchema }),
   response: DirectoryContactSchema.extend({ failed_providers: z.array(FailedProviderSchema) }),
@@ -231,7 +231,7 @@ export const ContactVerificationSchema = z
   .meta({ id: 'ContactVerification', examples: [{ wa_id: '4915112345678', status: 'valid' }] });
 
 export const verifyContact = defineRpc({
-  name: 'chats.contacts.verify',
+  name: 'chats.contacts_verify',
   subject: rpc('contacts_verify'),
   request: withPrincipal({ wa_id: WaIdSchema }),
   response: ContactVerificationSchema,
@@ -246,7 +246,7 @@ export const ContactBlockSchema = z
   .meta({ id: 'ContactBlock', examples: [{ wa_id: '4915112345678', blocked: true, reported: false }] });
 
 export const blockContact = defineRpc({
-  name: 'chats.contacts.block',
+  name: 'chats.contacts_block',
   subject: rpc('contacts_block'),
   request: withPrincipal({
     wa_id: WaIdSchema,
@@ -279,31 +279,31 @@ export const TagUpdateSchema = z
   .meta({ examples: [{ web_inbox_color: '#3f51b5' }] });
 
 export const listTags = defineRpc({
-  name: 'chats.tags.list',
+  name: 'chats.tags_list',
   subject: rpc('tags_list'),
   request: withPrincipal({ search: z.string().max(100).optional(), ...PageRequest }),
   response: z.object({ count: z.number().int(), results: z.array(TagSchema) }),
 });
 export const getTag = defineRpc({
-  name: 'chats.tags.get',
+  name: 'chats.tags_get',
   subject: rpc('tags_get'),
   request: withPrincipal({ id: RowId }),
   response: TagSchema,
 });
 export const createTag = defineRpc({
-  name: 'chats.tags.create',
+  name: 'chats.tags_create',
   subject: rpc('tags_create'),
   request: withPrincipal({ tag: TagCreateSchema }),
   response: TagSchema,
 });
 export const updateTag = defineRpc({
-  name: 'chats.tags.update',
+  name: 'chats.tags_update',
   subject: rpc('tags_update'),
   request: withPrincipal({ id: RowId, changes: TagUpdateSchema }),
   response: TagSchema,
 });
 export const deleteTag = defineRpc({
-  name: 'chats.tags.delete',
+  name: 'chats.tags_delete',
   subject: rpc('tags_delete'),
   request: withPrincipal({ id: RowId }),
   response: z.object({ deleted: z.boolean() }),
@@ -397,43 +397,43 @@ export const TaggingEventSchema = z
   });
 
 export const listChatTaggings = defineRpc({
-  name: 'chats.chat_taggings.list',
+  name: 'chats.chat_taggings_list',
   subject: rpc('chat_taggings_list'),
   request: withPrincipal({ chat: WaIdSchema.optional(), tag: RowId.optional(), ...PageRequest }),
   response: z.object({ count: z.number().int(), results: z.array(ChatTaggingSchema) }),
 });
 export const createChatTagging = defineRpc({
-  name: 'chats.chat_taggings.create',
+  name: 'chats.chat_taggings_create',
   subject: rpc('chat_taggings_create'),
   request: withPrincipal({ tagging: ChatTaggingCreateSchema }),
   response: ChatTaggingSchema,
 });
 export const deleteChatTagging = defineRpc({
-  name: 'chats.chat_taggings.delete',
+  name: 'chats.chat_taggings_delete',
   subject: rpc('chat_taggings_delete'),
   request: withPrincipal({ id: RowId }),
   response: z.object({ deleted: z.boolean() }),
 });
 export const listMessageTaggings = defineRpc({
-  name: 'chats.message_taggings.list',
+  name: 'chats.message_taggings_list',
   subject: rpc('message_taggings_list'),
   request: withPrincipal({ message: z.string().max(200).optional(), tag: RowId.optional(), ...PageRequest }),
   response: z.object({ count: z.number().int(), results: z.array(MessageTaggingSchema) }),
 });
 export const createMessageTagging = defineRpc({
-  name: 'chats.message_taggings.create',
+  name: 'chats.message_taggings_create',
   subject: rpc('message_taggings_create'),
   request: withPrincipal({ tagging: MessageTaggingCreateSchema }),
   response: MessageTaggingSchema,
 });
 export const deleteMessageTagging = defineRpc({
-  name: 'chats.message_taggings.delete',
+  name: 'chats.message_taggings_delete',
   subject: rpc('message_taggings_delete'),
   request: withPrincipal({ id: RowId }),
   response: z.object({ deleted: z.boolean() }),
 });
 export const listTaggingEvents = defineRpc({
-  name: 'chats.tagging_events.list',
+  name: 'chats.tagging_events_list',
   subject: rpc('tagging_events_list'),
   request: withPrincipal({ target: TaggingTargetSchema, filters: TaggingFiltersSchema, ...PageRequest }),
   response: z.object({ count: z.number().int(), results: z.array(TaggingEventSchema) }),
@@ -485,31 +485,31 @@ export const SavedResponseUpdateSchema = z
   .meta({ examples: [{ text: 'We are open Monday to Saturday, 9:00 to 18:00.' }] });
 
 export const listSavedResponses = defineRpc({
-  name: 'chats.saved_responses.list',
+  name: 'chats.saved_responses_list',
   subject: rpc('saved_responses_list'),
   request: withPrincipal({ search: z.string().max(100).optional(), ...PageRequest }),
   response: z.object({ count: z.number().int(), results: z.array(SavedResponseSchema) }),
 });
 export const getSavedResponse = defineRpc({
-  name: 'chats.saved_responses.get',
+  name: 'chats.saved_responses_get',
   subject: rpc('saved_responses_get'),
   request: withPrincipal({ id: RowId }),
   response: SavedResponseSchema,
 });
 export const createSavedResponse = defineRpc({
-  name: 'chats.saved_responses.create',
+  name: 'chats.saved_responses_create',
   subject: rpc('saved_responses_create'),
   request: withPrincipal({ response: SavedResponseCreateSchema }),
   response: SavedResponseSchema,
 });
 export const updateSavedResponse = defineRpc({
-  name: 'chats.saved_responses.update',
+  name: 'chats.saved_responses_update',
   subject: rpc('saved_responses_update'),
   request: withPrincipal({ id: RowId, changes: SavedResponseUpdateSchema }),
   response: SavedResponseSchema,
 });
 export const deleteSavedResponse = defineRpc({
-  name: 'chats.saved_responses.delete',
+  name: 'chats.saved_responses_delete',
   subject: rpc('saved_responses_delete'),
   request: withPrincipal({ id: RowId }),
   response: z.object({ deleted: z.boolean() }),
