@@ -13,18 +13,5 @@ export async function connectNats(url: string, name: string): Promise<NatsConnec
   });
 }
 
-/** True when the server answers a round trip within the timeout. */
-export async function pingNats(nc: NatsConnection, timeoutMs = 2_000): Promise<boolean> {
-  if (nc.isClosed() || nc.isDraining()) return false;
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    const timeout = new Promise<false>((resolve) => {
-      timer = setTimeout(() => resolve(false), timeoutMs);
-    });
-    return await Promise.race([nc.flush().then(() => true), timeout]);
-  } catch {
-    return false;
-  } finally {
-    clearTimeout(timer);
-  }
-}
+// The health check of a NATS connection lives with the bus; kit's callers use it from here.
+export { pingNats } from '@switchboard/proto/bus';

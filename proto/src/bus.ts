@@ -474,6 +474,22 @@ export function createWriteCoalescer(): <T>(call: () => Promise<T>) => Promise<T
     });
 }
 
+/** True when the server answers a round trip within the timeout (health checks). */
+export async function pingNats(nc: NatsConnection, timeoutMs = 2_000): Promise<boolean> {
+  if (nc.isClosed() || nc.isDraining()) return false;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const timeout = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs);
+    });
+    return await Promise.race([nc.flush().then(() => true), timeout]);
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export async function createBus(
   nc: NatsConnection,
   instance: InstanceId,
@@ -735,20 +751,7 @@ export async function createBus(
     });
   }
 
-  async function ping(timeoutMs = 2_000): Promise<boolean> {
-    if (nc.isClosed() || nc.isDraining()) return false;
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      const timeout = new Promise<false>((resolve) => {
-        timer = setTimeout(() => resolve(false), timeoutMs);
-      });
-      return await Promise.race([nc.flush().then(() => true), timeout]);
-    } catch {
-      return false;
-    } finally {
-      clearTimeout(timer);
-    }
-  }
+  const ping = (timeoutMs?: number) => pingNats(nc, timeoutMs);
 
   async function flush(): Promise<void> {
     // Replies and acks are written at the end of the turn (`atTurnEnd`): let them go first.
