@@ -1,3 +1,4 @@
+import { type MediaFile, MediaFileSchema, type MessageMedia } from '@switchboard/proto';
 import { waitFor } from '@switchboard/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Inbox, startInbox } from './support/inbox.ts';
@@ -12,17 +13,6 @@ beforeAll(async () => {
 });
 afterAll(async () => inbox?.stop());
 
-interface MediaFile {
-  id: string;
-  file: string;
-  mime_type: string;
-  size: number;
-  sha256: string;
-}
-interface MessageMedia extends Partial<MediaFile> {
-  status: 'stored' | 'failed';
-  error?: { code: number | null; message: string };
-}
 interface MessageOut {
   id: string;
   wamid: string | null;
@@ -48,7 +38,7 @@ async function upload(data: Buffer, type: string, filename: string): Promise<Med
     body: form.body,
   });
   expect(res.status, await res.clone().text()).toBe(201);
-  return (await res.json()) as MediaFile;
+  return MediaFileSchema.parse(await res.json());
 }
 
 async function send(body: Record<string, unknown>): Promise<MessageOut> {

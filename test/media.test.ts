@@ -1,3 +1,4 @@
+import { type MediaFile, MediaFileSchema } from '@switchboard/proto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Inbox, startInbox } from './support/inbox.ts';
@@ -11,14 +12,6 @@ beforeAll(async () => {
   admin = await inbox.login();
 });
 afterAll(async () => inbox?.stop());
-
-interface MediaFile {
-  id: string;
-  file: string;
-  mime_type: string;
-  size: number;
-  sha256: string;
-}
 
 async function upload(
   data: Buffer,
@@ -50,7 +43,7 @@ async function upload(
 async function uploaded(data: Buffer, type: string, filename?: string): Promise<MediaFile> {
   const res = await upload(data, type, filename === undefined ? {} : { filename });
   expect(res.status, await res.clone().text()).toBe(201);
-  return (await res.json()) as MediaFile;
+  return MediaFileSchema.parse(await res.json());
 }
 
 describe('media upload and retrieval', () => {
@@ -164,6 +157,28 @@ describe('media upload and retrieval', () => {
     const sub = await fetch(`${file.file}?mime_type_subtype=x-png`);
     expect(sub.headers.get('content-type')).toBe('image/x-png');
     await Promise.all([res.arrayBuffer(), sub.arrayBuffer()]);
+  });
+
+  it('never serves a file as something a browser runs, and always sandboxed and unsniffed', async () => {
+    const file = await uploaded(
+      Buffer.from('<script>alert(document.cookie)</script>'),
+      'text/plain',
+      'x.txt',
+    );
+    for (const [type, subtype] of [
+      ['text', 'html'],
+      ['image', 'svg+xml'],
+      ['application', 'xhtml+xml'],
+      ['application', 'javascript'],
+    ]) {
+      const res = await fetch(`${file.file}?mime_type_type=${type}&mime_type_subtype=${subtype}`);
+      expect([type, subtype, res.status]).toEqual([type, subtype, 400]);
+      await res.arrayBuffer();
+    }
+    const plain = await fetch(file.file);
+    expect(plain.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(plain.headers.get('content-security-policy')).toBe('sandbox');
+    await plain.arrayBuffer();
   });
 
   it.each([

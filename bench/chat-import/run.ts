@@ -23,9 +23,10 @@ import { parseArgs } from 'node:util';
 import { parseChatExport } from '@switchboard/chat-export';
 import { sandboxSettings, startSandbox } from '@switchboard/sandbox';
 import { startLocalInfra } from '@switchboard/testkit/infra';
-import { freePort, repoRoot, spawnService, uniqueInstanceId, waitFor } from '@switchboard/testkit/tools';
+import { repoRoot } from '@switchboard/testkit/tools';
 import Fastify from 'fastify';
 import pg from 'pg';
+import { startBenchInbox } from '../inbox-processes.ts';
 import { percentile, round } from '../stats.ts';
 import { generateExport } from './export.ts';
 
@@ -136,42 +137,17 @@ async function measureImport(): Promise<Record<string, unknown>> {
   const infra = await startLocalInfra();
   const databaseUrl = await infra.createDatabase('bench_chat_import');
   const sandbox = await startSandbox({ settings: sandboxSettings({}) });
-  const seed = sandbox.seed;
-  if (!seed) throw new Error('no sandbox seed');
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const env = {
-    DATABASE_URL: databaseUrl,
-    NATS_URL: infra.natsUrl,
-    INSTANCE_ID: uniqueInstanceId('bench'),
-    PUBLIC_URL: url,
-    NETWORK_BASE_URL: sandbox.url,
-    NETWORK_API_KEY: seed.apiKey,
-    WABA_PHONE_NUMBER: seed.displayPhoneNumber,
-    WABA_WEBHOOK_SECRET: seed.webhookSecret,
-    LOG_LEVEL: 'error',
-    ...(process.env.SERVICE_NODE_OPTIONS && { NODE_OPTIONS: process.env.SERVICE_NODE_OPTIONS }),
-  };
-  const gateway = spawnService(join(repoRoot, 'services/gateway/src/main.ts'), {
-    ...env,
-    PORT: String(port),
-    INBOX_SECRET_KEY: 'bench-secret-key-0123456789abcdef0123',
-    INBOX_ADMIN_USERNAME: 'bench',
-    INBOX_ADMIN_PASSWORD: 'a long quiet passphrase 1',
+  const inbox = await startBenchInbox({
+    natsUrl: infra.natsUrl,
+    databaseUrl,
+    sandbox,
+    ...(process.env.SERVICE_NODE_OPTIONS && {
+      env: { both: { NODE_OPTIONS: process.env.SERVICE_NODE_OPTIONS } },
+    }),
   });
-  const chats = spawnService(join(repoRoot, 'services/chats/src/main.ts'), env);
+  const { url, gateway, chats } = inbox;
   try {
-    await waitFor(
-      async () => (await fetch(`${url}/api/v1/status/health/`).catch(() => null))?.status === 200,
-      60_000,
-      () => gateway.output(),
-    );
-    const login = await fetch(`${url}/api/v1/auth/token/`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ username: 'bench', password: 'a long quiet passphrase 1' }),
-    });
-    const { token } = (await login.json()) as { token: string };
+    const token = await inbox.login();
     const body = JSON.stringify({
       chat_text: text,
       utc_offset_minutes: 60,
@@ -210,7 +186,7 @@ async function measureImport(): Promise<Record<string, unknown>> {
       load_average: loadavg().map((l) => round(l, 2)),
     };
   } finally {
-    await Promise.all([gateway.stop(), chats.stop()]);
+    await inbox.stop();
     await sandbox.close();
     await infra.stop();
   }

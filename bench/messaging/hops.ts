@@ -6,20 +6,12 @@
  *   node bench/messaging/hops.ts [--runs 50]
  */
 import { createHmac } from 'node:crypto';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { messagesWebhookBody } from '@switchboard/proto';
 import { sandboxSettings, startSandbox } from '@switchboard/sandbox';
 import { startLocalInfra } from '@switchboard/testkit/infra';
-import {
-  freePort,
-  type ReceivedSpan,
-  repoRoot,
-  spawnService,
-  startOtlpReceiver,
-  uniqueInstanceId,
-  waitFor,
-} from '@switchboard/testkit/tools';
+import { type ReceivedSpan, startOtlpReceiver, waitFor } from '@switchboard/testkit/tools';
+import { startBenchInbox } from '../inbox-processes.ts';
 import { percentile, round } from '../stats.ts';
 
 const RUNS = Number(parseArgs({ options: { runs: { type: 'string', default: '50' } } }).values.runs);
@@ -30,35 +22,19 @@ const sandbox = await startSandbox({ settings: sandboxSettings({}) });
 const seed = sandbox.seed;
 if (!seed) throw new Error('no sandbox seed');
 const otlp = await startOtlpReceiver();
-const port = await freePort();
-const url = `http://127.0.0.1:${port}`;
-const env = {
-  DATABASE_URL: databaseUrl,
-  NATS_URL: infra.natsUrl,
-  INSTANCE_ID: uniqueInstanceId('hops'),
-  PUBLIC_URL: url,
-  NETWORK_BASE_URL: sandbox.url,
-  NETWORK_API_KEY: seed.apiKey,
-  WABA_PHONE_NUMBER: seed.displayPhoneNumber,
-  WABA_WEBHOOK_SECRET: seed.webhookSecret,
-  LOG_LEVEL: 'error',
-  OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint,
-  OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-  OTEL_BSP_SCHEDULE_DELAY: '200',
-};
-const gateway = spawnService(join(repoRoot, 'services/gateway/src/main.ts'), {
-  ...env,
-  PORT: String(port),
-  INBOX_SECRET_KEY: 'bench-secret-key-0123456789abcdef0123',
-  INBOX_ADMIN_USERNAME: 'bench',
-  INBOX_ADMIN_PASSWORD: 'a long quiet passphrase 1',
+const inbox = await startBenchInbox({
+  natsUrl: infra.natsUrl,
+  databaseUrl,
+  sandbox,
+  env: {
+    both: {
+      OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_BSP_SCHEDULE_DELAY: '200',
+    },
+  },
 });
-const chats = spawnService(join(repoRoot, 'services/chats/src/main.ts'), env);
-await waitFor(
-  async () => (await fetch(`${url}/api/v1/status/health/`).catch(() => null))?.status === 200,
-  60_000,
-  () => gateway.output(),
-);
+const { url } = inbox;
 
 const waId = '491700000042';
 const greeting = await fetch(`${sandbox.url}/sandbox/customers/${waId}/messages`, {
@@ -67,12 +43,7 @@ const greeting = await fetch(`${sandbox.url}/sandbox/customers/${waId}/messages`
   body: JSON.stringify({ type: 'text', text: { body: 'hello' } }),
 });
 if (!greeting.ok) throw new Error(`customer message: ${greeting.status}`);
-const login = await fetch(`${url}/api/v1/auth/token/`, {
-  method: 'POST',
-  headers: { 'content-type': 'application/json' },
-  body: JSON.stringify({ username: 'bench', password: 'a long quiet passphrase 1' }),
-});
-const { token } = (await login.json()) as { token: string };
+const token = await inbox.login();
 
 async function sendOnce(i: number): Promise<number> {
   const res = await fetch(`${url}/api/v1/messages/`, {
@@ -180,7 +151,7 @@ const result = {
 };
 process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
 
-await Promise.all([gateway.stop(), chats.stop()]);
+await inbox.stop();
 await otlp.close();
 await sandbox.close();
 await infra.stop();

@@ -26,9 +26,10 @@ import { connectNats } from '@switchboard/kit';
 import { instanceId, messagesWebhookBody, networkEvent } from '@switchboard/proto';
 import { sandboxSettings, startSandbox } from '@switchboard/sandbox';
 import { startLocalInfra } from '@switchboard/testkit/infra';
-import { freePort, repoRoot, spawnService, uniqueInstanceId, waitFor } from '@switchboard/testkit/tools';
+import { repoRoot, waitFor } from '@switchboard/testkit/tools';
 import Fastify from 'fastify';
 import { Pool } from 'undici';
+import { startBenchInbox } from '../inbox-processes.ts';
 import { round } from '../stats.ts';
 import { runConcurrent, summary } from './stats.ts';
 
@@ -57,36 +58,13 @@ const sandbox = await startSandbox({
 });
 const seed = sandbox.seed;
 if (!seed) throw new Error('no sandbox seed');
-const port = await freePort();
-const url = `http://127.0.0.1:${port}`;
-const instance = uniqueInstanceId('bench');
-const env = {
-  DATABASE_URL: databaseUrl,
-  NATS_URL: infra.natsUrl,
-  // Its own subjects and streams, also on a NATS given by NATS_URL.
-  INSTANCE_ID: instance,
-  PUBLIC_URL: url,
-  NETWORK_BASE_URL: sandbox.url,
-  NETWORK_API_KEY: seed.apiKey,
-  WABA_PHONE_NUMBER: seed.displayPhoneNumber,
-  WABA_WEBHOOK_SECRET: seed.webhookSecret,
-  LOG_LEVEL: 'error',
-};
-const gateway = spawnService(join(repoRoot, 'services/gateway/src/main.ts'), {
-  ...env,
-  PORT: String(port),
-  INBOX_SECRET_KEY: 'bench-secret-key-0123456789abcdef0123',
-  INBOX_ADMIN_USERNAME: 'bench',
-  INBOX_ADMIN_PASSWORD: 'a long quiet passphrase 1',
-  AUTH_MAX_FAILURES_PER_ADDRESS: '1000',
-  ...profileEnv('gateway'),
+const inbox = await startBenchInbox({
+  natsUrl: infra.natsUrl,
+  databaseUrl,
+  sandbox,
+  env: { gateway: profileEnv('gateway'), chats: profileEnv('chats') },
 });
-const chats = spawnService(join(repoRoot, 'services/chats/src/main.ts'), { ...env, ...profileEnv('chats') });
-await waitFor(
-  async () => (await fetch(`${url}/api/v1/status/health/`).catch(() => null))?.status === 200,
-  60_000,
-  () => gateway.output(),
-);
+const { url, instance } = inbox;
 
 const client = new Pool(url, { connections: C, pipelining: 1 });
 const sign = (body: string) =>
@@ -296,12 +274,7 @@ const greeted = await Promise.all(
 );
 await allCommitted(greeted, 'every customer message committed');
 
-const login = await fetch(`${url}/api/v1/auth/token/`, {
-  method: 'POST',
-  headers: { 'content-type': 'application/json' },
-  body: JSON.stringify({ username: 'bench', password: 'a long quiet passphrase 1' }),
-});
-const { token } = (await login.json()) as { token: string };
+const token = await inbox.login();
 const sendBody = (i: number) =>
   JSON.stringify({ wa_id: customer(i), type: 'text', text: { body: `reply ${i}` } });
 const sendHeaders = () => ({ authorization: `Token ${token}` });
@@ -394,6 +367,6 @@ await nc.drain();
 await client.close();
 await rawClient.close();
 await raw.close();
-await Promise.all([gateway.stop(), chats.stop()]);
+await inbox.stop();
 await sandbox.close();
 await infra.stop();

@@ -80,6 +80,12 @@ export const importChat = defineRpc({
     principal: PrincipalSchema,
     /** One import sent in parts (a part stays well under the bus's payload limit). */
     import_id: z.uuid(),
+    /**
+     * Epoch ms every part's messages take their creation time from (plus their position in the
+     * export), so messages of one second keep the export's order across parts, whatever order
+     * the parts arrive in.
+     */
+    created_base_ms: z.number().int().nonnegative(),
     part: z.number().int().min(0),
     parts: z.number().int().positive(),
     chat_participants: z.array(ChatImportContactSchema).max(2),

@@ -148,6 +148,20 @@ describe('folding inbound bodies in batches', () => {
     expect(unknown?.chats).toEqual([{ wa_id: '491511000007', assigned_to_user: null, assigned_group: null }]);
   });
 
+  it('a redelivered older body does not bring back a name a later body replaced', async () => {
+    const older = body({ waId: '491511000008', wamid: 'wamid.name.1', ts: 1_800_000_500, name: 'Old name' });
+    const newer = body({ waId: '491511000008', wamid: 'wamid.name.2', ts: 1_800_000_501, name: 'New name' });
+    await foldNetworkWebhooks(db, [older]);
+    await foldNetworkWebhooks(db, [newer]);
+    await foldNetworkWebhooks(db, [older]);
+    const person = await db
+      .selectFrom('persons')
+      .select('profile_name')
+      .where('wa_id', '=', '491511000008')
+      .executeTakeFirstOrThrow();
+    expect(person.profile_name).toBe('New name');
+  });
+
   it('reopens a resolved chat once and moves its times to the greatest', async () => {
     await foldNetworkWebhooks(db, [body({ waId: '491511000004', wamid: 'wamid.re.0', ts: 1_800_000_200 })]);
     await db.updateTable('chats').set({ resolved: true }).where('wa_id', '=', '491511000004').execute();

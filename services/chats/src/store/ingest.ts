@@ -82,7 +82,7 @@ const values = (rows: RawBuilder<unknown>[]) => sql.join(rows);
  * chat update commutative (greatest of times), so a redelivered batch stores nothing twice and
  * bodies folded together end as they would one by one. A body whose stream sequence is stored
  * already committed before: it is reported `already_stored` (its messages and statuses are
- * found, not written again; its persons' names are set again, to the same values). When the transaction fails, the caller folds the bodies one by one, so one poison
+ * found, not written again, and its contacts' names are not set again). When the transaction fails, the caller folds the bodies one by one, so one poison
  * body fails alone.
  */
 export async function foldNetworkWebhooks(
@@ -150,9 +150,12 @@ async function keepBodiesPersonsAndChats(
     if (!firstBySeq.has(b.raw.streamSeq)) firstBySeq.set(b.raw.streamSeq, i);
   });
   const raws = [...firstBySeq.values()].map((i) => (bodies[i] as InboundBody).raw);
-  const names = new Map<string, string>();
-  for (const f of parsed)
-    for (const c of f.parsed.contacts) if (c.name !== '' || !names.has(c.wa_id)) names.set(c.wa_id, c.name);
+  // Every contact with its body's sequence: only bodies stored now set names (a redelivered
+  // older body must not bring back a name a later one replaced).
+  const contacts = parsed.flatMap((f) =>
+    f.parsed.contacts.map((c) => ({ ...c, seq: (bodies[f.index] as InboundBody).raw.streamSeq })),
+  );
+  const names = new Set(contacts.map((c) => c.wa_id));
   const senders = [...new Set(parsed.flatMap((f) => f.parsed.messages.map((m) => m.from)))].sort();
   const unnamed = senders.filter((w) => !names.has(w));
 
@@ -168,10 +171,16 @@ async function keepBodiesPersonsAndChats(
       on conflict (stream_seq) do nothing
       returning stream_seq)`,
   ];
-  if (names.size)
+  if (contacts.length)
     ctes.push(sql`named as (
       insert into persons (wa_id, profile_name)
-      values ${values([...names].sort(byKey).map(([w, n]) => sql`(${w}, ${n})`))}
+      select distinct on (v.wa_id) v.wa_id, v.name
+      from (values ${values(
+        contacts.map((c, ord) => sql`(${c.wa_id}::text, ${c.name}::text, ${c.seq}::bigint, ${ord}::int)`),
+      )}) as v (wa_id, name, seq, ord)
+      where v.seq in (select stream_seq from kept)
+      -- the last non-empty name in stream order, as folding the bodies one by one would leave it
+      order by v.wa_id, (v.name <> '') desc, v.ord desc
       on conflict (wa_id) do update set
         profile_name = coalesce(nullif(excluded.profile_name, ''), persons.profile_name),
         updated_at = now())`);

@@ -106,11 +106,12 @@ async function readableChats(deps: OrganisationDeps, p: Principal, waIds: string
 export async function listContacts(deps: OrganisationDeps, r: RequestOf<typeof listContract>) {
   const p = r.principal;
   assertMayMessage(p);
-  // Each source is read up to the end of the asked page; merging needs no more.
+  // Each provider is read up to the end of the asked page (at most 500); merging needs no more.
   const window = Math.min(r.offset + r.limit, 500);
   const [{ answers, failed }, persons] = await Promise.all([
     askProviders(deps, { type: 'search', query: r.search ?? '', limit: window }),
-    pageReadablePersons(deps.db, p, { search: r.search, limit: window, offset: 0 }),
+    // The customers who wrote are local: read them to the end of the page however far it is.
+    pageReadablePersons(deps.db, p, { search: r.search, limit: r.offset + r.limit, offset: 0 }),
   ]);
   const merged = mergeContacts(answers, persons.rows);
   const pageItems = merged.slice(r.offset, r.offset + r.limit);
@@ -118,7 +119,9 @@ export async function listContacts(deps: OrganisationDeps, r: RequestOf<typeof l
   const chats = await readableChats(deps, p, waIds);
   const names = await profileNames(deps.db, [...chats.keys()]);
   return {
-    count: merged.length,
+    // Merged sources are read up to this page only; the customers who wrote are counted whole,
+    // so `next` is offered while any remain.
+    count: Math.max(merged.length, persons.count),
     results: pageItems.map((m) => directoryContact(m, chats.get(m.wa_id), names.get(m.wa_id) || undefined)),
     failed_providers: failed,
   };

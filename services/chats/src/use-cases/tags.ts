@@ -15,8 +15,12 @@ import type { Db, RequestOf } from './types.ts';
 
 const notFound = () => new ServiceError('not_found', 'No tag with this id.');
 
-function nameTaken(err: unknown): boolean {
-  return (err as { code?: string; constraint?: string }).code === '23505';
+/** A unique violation of the tag name index becomes `tag_name_taken`; anything else goes on as it is. */
+function rethrowNameTaken(err: unknown): never {
+  const e = err as { code?: string; constraint?: string };
+  if (e.code === '23505' && e.constraint === 'tags_name_key')
+    throw new ServiceError('tag_name_taken', undefined, { fields: { name: ['Another tag has this name.'] } });
+  throw err;
 }
 
 export async function listTags(deps: { db: Db }, r: RequestOf<typeof listContract>) {
@@ -45,11 +49,7 @@ export async function createTag(deps: { db: Db }, r: RequestOf<typeof createCont
     });
     return tagOf(row);
   } catch (err) {
-    if (nameTaken(err))
-      throw new ServiceError('tag_name_taken', undefined, {
-        fields: { name: ['Another tag has this name.'] },
-      });
-    throw err;
+    rethrowNameTaken(err);
   }
 }
 
@@ -67,11 +67,7 @@ export async function updateTag(deps: { db: Db }, r: RequestOf<typeof updateCont
     });
     return tagOf(row);
   } catch (err) {
-    if (nameTaken(err))
-      throw new ServiceError('tag_name_taken', undefined, {
-        fields: { name: ['Another tag has this name.'] },
-      });
-    throw err;
+    rethrowNameTaken(err);
   }
 }
 

@@ -14,7 +14,8 @@ import { z } from 'zod';
  * Where the media files of an imported chat are stored. The import links each media line to its
  * file and asks the sink to store it: the stored file, or why the file was refused (the message
  * is then imported without it, `media: null`, and the reason is listed in the response's
- * warnings). A sink that cannot be reached throws (503): nothing of the chat is stored then.
+ * warnings). A sink that cannot be reached throws (503): parts sent before may be stored, and sending
+ * the import again completes it (message ids and stored files make it idempotent).
  */
 export interface MediaSink {
   store(file: { fileName: string; mimeType: string; bytes: Buffer }): Promise<MediaSinkOutcome>;
@@ -90,7 +91,7 @@ export function mediaServiceSink(opts: { mediaUrl: string; uploaderSigner: Heade
 function unavailable(cause: unknown): ServiceError {
   return ServiceError.unavailable(
     'media',
-    'The media service is unavailable: nothing of the chat was imported; retry later.',
+    'The media service is unavailable: the import is incomplete; send it again later (what is stored already is not stored twice).',
     { cause },
   );
 }

@@ -15,7 +15,7 @@ describe('principal cache', () => {
   it('answers until the entry expires', () => {
     let t = 1_000;
     const cache = createPrincipalCache({ ttlMs: 100, now: () => t });
-    cache.set('a', principal(1));
+    cache.set('a', principal(1), cache.generation());
     expect(cache.get('a')?.user_id).toBe(1);
     t += 100;
     expect(cache.get('a')).toBeUndefined();
@@ -23,8 +23,8 @@ describe('principal cache', () => {
 
   it('drops the entries of the users whose rights changed, and everything for an empty list', () => {
     const cache = createPrincipalCache({ ttlMs: 60_000 });
-    cache.set('a', principal(1));
-    cache.set('b', principal(2));
+    cache.set('a', principal(1), cache.generation());
+    cache.set('b', principal(2), cache.generation());
     cache.dropUsers([1]);
     expect(cache.get('a')).toBeUndefined();
     expect(cache.get('b')?.user_id).toBe(2);
@@ -32,9 +32,17 @@ describe('principal cache', () => {
     expect(cache.get('b')).toBeUndefined();
   });
 
+  it('does not keep a principal read before a drop (a logout racing the lookup)', () => {
+    const cache = createPrincipalCache({ ttlMs: 60_000 });
+    const readAt = cache.generation();
+    cache.dropUsers([1]); // the logout commits while the lookup's query is in flight
+    cache.set('a', principal(1), readAt);
+    expect(cache.get('a')).toBeUndefined();
+  });
+
   it('keeps nothing when the lifetime is zero', () => {
     const cache = createPrincipalCache({ ttlMs: 0 });
-    cache.set('a', principal(1));
+    cache.set('a', principal(1), cache.generation());
     expect(cache.get('a')).toBeUndefined();
   });
 });

@@ -9,7 +9,13 @@ import type { Principal } from '@switchboard/proto';
  */
 export interface PrincipalCache {
   get(tokenHash: string): Principal | undefined;
-  set(tokenHash: string, principal: Principal): void;
+  /** Drops so far: read it before the database, hand it to `set`. */
+  generation(): number;
+  /**
+   * Keeps a principal read from the database, unless users were dropped since `readAt` (that
+   * read may predate a logout or a rights change and must not come back into the cache).
+   */
+  set(tokenHash: string, principal: Principal, readAt: number): void;
   /** `userIds` empty: anyone may be affected, drop everything. */
   dropUsers(userIds: readonly number[]): void;
 }
@@ -27,7 +33,9 @@ export function createPrincipalCache(opts: {
   const now = opts.now ?? Date.now;
   const maxEntries = opts.maxEntries ?? 10_000;
   const entries = new Map<string, Entry>();
+  let drops = 0;
   return {
+    generation: () => drops,
     get(tokenHash) {
       const e = entries.get(tokenHash);
       if (!e) return undefined;
@@ -37,13 +45,14 @@ export function createPrincipalCache(opts: {
       }
       return e.principal;
     },
-    set(tokenHash, principal) {
-      if (opts.ttlMs <= 0) return;
+    set(tokenHash, principal, readAt) {
+      if (opts.ttlMs <= 0 || readAt !== drops) return;
       // Seats bound the number of tokens; the limit only guards against a flood of users.
       if (entries.size >= maxEntries) entries.clear();
       entries.set(tokenHash, { principal, expiresAt: now() + opts.ttlMs });
     },
     dropUsers(userIds) {
+      drops++;
       if (!userIds.length) {
         entries.clear();
         return;

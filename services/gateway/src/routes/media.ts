@@ -33,6 +33,8 @@ const ANSWER_HEADERS = [
   'accept-ranges',
   'etag',
   'cache-control',
+  'x-content-type-options',
+  'content-security-policy',
   'content-disposition',
 ] as const;
 

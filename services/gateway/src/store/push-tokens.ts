@@ -85,13 +85,7 @@ export async function updateOwnPushToken(
     ...(c.enabled !== undefined && { enabled: c.enabled }),
   };
   // An empty PATCH changes nothing (and an UPDATE without SET is no statement): the token as is.
-  if (!Object.keys(changes).length)
-    return db
-      .selectFrom('push_tokens')
-      .selectAll()
-      .where('id', '=', id)
-      .where('user_id', '=', userId)
-      .executeTakeFirst();
+  if (!Object.keys(changes).length) return findOwnPushToken(db, userId, id);
   return db
     .updateTable('push_tokens')
     .set(changes)

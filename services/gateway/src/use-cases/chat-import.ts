@@ -99,6 +99,7 @@ export async function importExport(
   const common = {
     principal,
     import_id: randomUUID(),
+    created_base_ms: Date.now() - 1_000_000,
     parts: parts.length,
     chat_participants: upload.participants,
     senders: [...senders].map(([name, number]) => ({ name, number })),
@@ -115,11 +116,19 @@ export async function importExport(
   let newMessages = 0;
   const lastPart = parts.length - 1;
   let next = 0;
+  // Once one part failed the import is answered with that failure: the other lanes stop
+  // instead of storing more files and parts nobody will be told about.
+  let failed = false;
   const lane = async (): Promise<void> => {
-    while (next < lastPart) {
+    while (!failed && next < lastPart) {
       const part = next++;
-      const answer = await send(part, await linesOfPart(part));
-      newMessages += answer.new_messages;
+      try {
+        const answer = await send(part, await linesOfPart(part));
+        newMessages += answer.new_messages;
+      } catch (err) {
+        failed = true;
+        throw err;
+      }
     }
   };
   await Promise.all(Array.from({ length: PARTS_IN_FLIGHT }, lane));

@@ -54,11 +54,12 @@ export function createTokens(deps: TokensDeps) {
     const key = hash.toString('base64');
     const cached = deps.principals?.get(key);
     if (cached) return cached;
+    const readAt = deps.principals?.generation() ?? 0;
     const user = await activeUserByTokenHash(db, hash);
     if (!user) return null;
     const { group_ids, ...row } = user;
     const principal = toPrincipal(row, group_ids);
-    deps.principals?.set(key, principal);
+    deps.principals?.set(key, principal, readAt);
     return principal;
   }
 

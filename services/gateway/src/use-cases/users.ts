@@ -4,7 +4,7 @@ import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { Audit, RightsChangedFn } from '../adapters/audit.ts';
 import { hashPassword } from '../adapters/password-hash.ts';
 import { passwordProblems } from '../domain/passwords.ts';
-import { assertMayChangeRights, rightsTouched } from '../domain/rights.ts';
+import { assertMayChangeRights } from '../domain/rights.ts';
 import type { UserCreate, UserOut, UserUpdate } from '../domain/schemas.ts';
 import { assertSeatLeft, needsSeat } from '../domain/seats.ts';
 import { type GatewayDatabase, isUniqueViolation, type UsersTable } from '../store/db.ts';
@@ -94,7 +94,10 @@ async function assertGroupsExist(trx: Transaction<GatewayDatabase>, ids: number[
 export function createUsers(deps: UsersDeps) {
   const { db, audit, maxSeats } = deps;
   const references = new Map<number, { out: UserOut; expiresAt: number }>();
+  // Counts forgets, so a read that started before one is not cached after it.
+  let forgets = 0;
   const forget = (ids: readonly number[]) => {
+    forgets++;
     if (!ids.length) references.clear();
     for (const id of ids) references.delete(id);
   };
@@ -229,9 +232,9 @@ export function createUsers(deps: UsersDeps) {
     }
     audit.committed();
     forget([id]);
-    // Ended sessions and a new username must not live on in principal caches either.
-    if (rightsTouched(input).length || passwordHash !== undefined || input.username !== undefined)
-      await rightsChanged([id]);
+    // Every change is announced: rights, ended sessions and the user's details alike live in
+    // the caches of every gateway (principals, and the user objects answers are expanded with).
+    await rightsChanged([id]);
     return get(id);
   }
 
@@ -261,6 +264,7 @@ export function createUsers(deps: UsersDeps) {
       return !found.has(id);
     });
     if (!missing.length) return found;
+    const readAt = forgets;
     const rows = await usersByIds(db, missing);
     if (!rows.length) return found;
     const groups = await groupsOf(
@@ -272,7 +276,7 @@ export function createUsers(deps: UsersDeps) {
     for (const r of rows) {
       const out = toUserOut(r, groups.get(r.id) ?? []);
       found.set(r.id, out);
-      if (ttl > 0) references.set(r.id, { out, expiresAt: now + ttl });
+      if (ttl > 0 && readAt === forgets) references.set(r.id, { out, expiresAt: now + ttl });
     }
     return found;
   }

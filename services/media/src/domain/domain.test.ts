@@ -139,7 +139,14 @@ describe('fetchRefused', () => {
     ['the network failing for good', network('getMediaUrl', 503), MAX_FETCH_ATTEMPTS, true],
     ['a file too large', new ServiceError('payload_too_large'), 1, true],
     ['chats unavailable', ServiceError.unavailable('chats'), 1, false],
-    ['the database down', new Error('connect ECONNREFUSED'), 50, false],
+    [
+      'the database down',
+      Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
+      50,
+      false,
+    ],
+    ['a fault of ours that does not pass, before the limit', new TypeError('bad'), 3, false],
+    ['a fault of ours that does not pass, at the limit', new TypeError('bad'), MAX_FETCH_ATTEMPTS, true],
   ])('%s', (_what, err, attempt, expected) => {
     expect(fetchRefused(err, attempt)).toBe(expected);
   });

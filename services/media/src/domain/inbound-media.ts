@@ -1,4 +1,4 @@
-import { NetworkError, ServiceError } from '@switchboard/proto';
+import { classifyFailure, NetworkError, ServiceError } from '@switchboard/proto';
 import { z } from 'zod';
 
 const MEDIA_TYPES = ['image', 'audio', 'video', 'document', 'sticker'] as const;
@@ -86,7 +86,10 @@ export const MAX_FETCH_ATTEMPTS = 20;
  */
 export function fetchRefused(err: unknown, attempt: number): boolean {
   if (err instanceof ServiceError) return err.status < 500;
-  if (!(err instanceof NetworkError)) return false;
+  // Our own outages (database, NATS) wait as long as they last; any other failure of ours is
+  // given up like the network's after MAX_FETCH_ATTEMPTS, so the Message says failed.
+  if (!(err instanceof NetworkError))
+    return classifyFailure(err).class !== 'transient' && attempt >= MAX_FETCH_ATTEMPTS;
   if (attempt >= MAX_FETCH_ATTEMPTS) return true;
   if (err.retryable) return false;
   return err.operation !== 'downloadMedia' || attempt >= 3;

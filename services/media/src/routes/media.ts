@@ -23,6 +23,8 @@ import { createFileCache, retrieveMedia } from '../use-cases/retrieve.ts';
 const UPLOADER_MAX_AGE_MS = 5 * 60_000;
 const FILE_PART = 'file_encoded';
 const MIME_TOKEN = /^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,63}$/;
+/** Types a browser renders as a document or runs: HTML, XHTML, SVG and other XML, scripts. */
+const ACTIVE_CONTENT = /html|xml|svg|script|^multipart\//i;
 
 export interface MediaRouteDeps {
   db: Kysely<MediaDatabase>;
@@ -188,10 +190,21 @@ export async function registerMediaRoutes(app: HttpServer, deps: MediaRouteDeps)
       );
       const [storedType = 'application', storedSubtype = 'octet-stream'] = got.file.mime_type.split('/');
       const type = `${req.query.mime_type_type ?? storedType}/${req.query.mime_type_subtype ?? storedSubtype}`;
+      // Anyone with the link may ask for another type: never one a browser runs (HTML, SVG,
+      // script) on the inbox's origin. The answer is also sandboxed and never sniffed.
+      if (ACTIVE_CONTENT.test(type))
+        throw ServiceError.validation({
+          mime_type_subtype: [
+            `${type} is not served: a browser would run it; ask for application/octet-stream.`,
+          ],
+        });
       const size = Number(got.file.size);
       reply.headers({
         etag: got.etag,
         'cache-control': 'private, immutable',
+        // Served as stored, never sniffed into something else, and sandboxed if opened.
+        'x-content-type-options': 'nosniff',
+        'content-security-policy': 'sandbox',
         'accept-ranges': 'bytes',
         'content-disposition': contentDisposition(got.file.file_name ?? defaultFileName(got.file.mime_type)),
       });
