@@ -343,23 +343,44 @@ describe('partner provisioning, end to end', () => {
       headers: { 'D360-API-KEY': channel.api_key },
     });
     expect(old.status).toBe(401);
+
+    // A second instance for the same channel is 701, and the hub is not asked for another key
+    // (that would revoke the one the live instance sends with).
+    const liveKey = stack.sandbox.state.byId(channel.phone_number_id)?.apiKey;
+    expect(liveKey).toBeDefined();
+    const again = await json<Instance>(
+      await create({
+        channel_id: channel.phone_number_id,
+        subdomain: 'channel-again',
+        configurator: { user_name: 'configurator', webhook_url: configurator.url },
+      }),
+    );
+    await waitFor(
+      async () => verifiedEvents(partner.webhook_secret, 'errors', again.id).length > 0,
+      30_000,
+      'errors event for the second channel instance',
+    );
+    expect(verifiedEvents(partner.webhook_secret, 'errors', again.id)[0]).toMatchObject({
+      errors: [{ code: 701, parameters: { channel_id: channel.phone_number_id } }],
+    });
+    expect(stack.sandbox.state.byId(channel.phone_number_id)?.apiKey).toBe(liveKey);
   }, 120_000);
 
   it('lists with offset and limit, gets, and hides other partners’ instances', async () => {
     const page = await json<{ items: Instance[]; total: number; offset: number; limit: number }>(
       await stack.partner('GET', '/v1/instances?offset=0&limit=2', { key: partner.api_key }),
     );
-    // acme, the 701 one, the 702 and 703 ones, the channel one: every instance not deleted.
-    expect(page).toMatchObject({ total: 5, offset: 0, limit: 2 });
+    // acme, the 701 one, the 702 and 703 ones, the channel one and its 701: every instance not deleted.
+    expect(page).toMatchObject({ total: 6, offset: 0, limit: 2 });
     expect(page.items.map((i) => i.id)[0]).toBe(acme.id);
     const rest = await json<{ items: Instance[] }>(
       await stack.partner('GET', '/v1/instances?offset=4&limit=2', { key: partner.api_key }),
     );
-    expect(rest.items).toHaveLength(1);
+    expect(rest.items).toHaveLength(2);
     const all = await json<{ items: Instance[] }>(
       await stack.partner('GET', '/v1/instances?offset=0&limit=100', { key: partner.api_key }),
     );
-    expect(new Set(all.items.map((i) => i.id)).size).toBe(5);
+    expect(new Set(all.items.map((i) => i.id)).size).toBe(6);
     expect([...page.items, ...rest.items].every((i) => all.items.some((a) => a.id === i.id))).toBe(true);
     const defaults = await json<{ limit: number; offset: number }>(
       await stack.partner('GET', '/v1/instances', { key: partner.api_key }),

@@ -12,21 +12,12 @@ export interface Mailer {
   close(): void;
 }
 
-/**
- * SMTP through nodemailer. Without SMTP_URL a mail cannot leave: that is logged per attempt,
- * and with `failWithoutSmtp` the send also fails (a step that must deliver its mail is retried).
- */
-export function createMailer(
-  smtpUrl: string | undefined,
-  from: string,
-  log: Logger,
-  opts: { failWithoutSmtp?: boolean } = {},
-): Mailer {
+/** SMTP through nodemailer; without SMTP_URL mails cannot leave, which is logged per mail. */
+export function createMailer(smtpUrl: string | undefined, from: string, log: Logger): Mailer {
   if (!smtpUrl) {
     return {
       async send(mail) {
         log.error({ to: mail.to, subject: mail.subject }, 'SMTP_URL is not set; mail not sent');
-        if (opts.failWithoutSmtp) throw new Error('SMTP_URL is not set');
       },
       close() {},
     };

@@ -110,7 +110,7 @@ export function createProvisioner(deps: {
     deps.events ??
     createPartnerEventSender({ allowPrivateTargets: config.PARTNER_EVENTS_ALLOW_PRIVATE_TARGETS });
   const mailer =
-    deps.mailer ?? createMailer(config.SMTP_URL, config.MAIL_FROM, log, { failWithoutSmtp: true });
+    deps.mailer ?? createMailer(config.SMTP_URL, config.MAIL_FROM, log);
   const outbox = createOutboxRelay({
     db,
     table: OUTBOX_TABLE,

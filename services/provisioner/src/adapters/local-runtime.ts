@@ -9,6 +9,13 @@ import { type Bus, createBus } from '@switchboard/proto/bus';
 import { sql } from 'kysely';
 import type { InstanceSpec, Runtime, RuntimeStatus } from './runtime.ts';
 
+/** The host variables an instance process inherits; everything else comes from its spec. */
+const HOST_VARIABLES = ['PATH', 'HOME', 'TMPDIR', 'TZ', 'LANG', 'NODE_OPTIONS', 'NODE_EXTRA_CA_CERTS'] as const;
+
+function hostEnvironment(): Record<string, string> {
+  return Object.fromEntries(HOST_VARIABLES.flatMap((k) => (process.env[k] ? [[k, process.env[k]]] : [])));
+}
+
 export interface LocalRuntimeOptions {
   log: Logger;
   nc: NatsConnection;
@@ -90,7 +97,9 @@ export function createLocalRuntime(opts: LocalRuntimeOptions): Runtime {
     const child = spawn(opts.node, [opts.entry], {
       // Every instance loads the same modules: Node's compile cache, shared by all of them,
       // spares each start most of the parsing (measured: import of the inbox 1.4 s → 0.6–1.0 s).
-      env: { NODE_COMPILE_CACHE: compileCache, ...process.env, ...s.spec.env },
+      // Only what a process needs from the host: the provisioner's own secrets (its sealing key,
+      // the hub key, its database and SMTP) never reach a tenant's instance.
+      env: { NODE_COMPILE_CACHE: compileCache, ...hostEnvironment(), ...s.spec.env },
       stdio: ['ignore', out, out],
       detached: true,
     });

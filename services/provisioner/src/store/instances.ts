@@ -70,13 +70,18 @@ export async function moveStatus(
 /** The live instance already serving a number, other than `exceptId`. */
 export async function liveInstanceForNumber(
   db: Kysely<ProvisionerDatabase>,
-  phoneNumberId: string,
+  number: { phone_number_id: string } | { channel_id: string },
   exceptId: string,
 ): Promise<InstanceRow | undefined> {
   return db
     .selectFrom('instances')
     .selectAll()
-    .where('phone_number_id', '=', phoneNumberId)
+    .where((eb) =>
+      'phone_number_id' in number
+        ? eb('phone_number_id', '=', number.phone_number_id)
+        : // Only an instance that holds its number (claimed it) counts; a request still on its way does not.
+          eb.and([eb('channel_id', '=', number.channel_id), eb('phone_number_id', 'is not', null)]),
+    )
     .where('status', '<>', 'deleted')
     .where('id', '<>', exceptId)
     .executeTakeFirst();
