@@ -135,7 +135,11 @@ export async function buildApp(deps: GatewayDeps): Promise<Gateway> {
     maxSeats: config.MAX_NUMBER_OF_SEATS,
     referenceCacheTtlMs: config.IDENTITY_CACHE_TTL_MS,
   });
-  const groups = createGroups(db, audit, rightsChanged);
+  // Groups change what users' API objects show too: this process forgets them at once.
+  const groups = createGroups(db, audit, async (ids) => {
+    users.forget(ids);
+    await rightsChanged(ids);
+  });
   const guards = createGuards(tokens);
   const limiter = createFailureLimiter(db, config.AUTH_FAILURE_WINDOW_SECONDS);
   const passwordless = createPasswordless({

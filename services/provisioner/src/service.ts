@@ -109,8 +109,7 @@ export function createProvisioner(deps: {
   const events =
     deps.events ??
     createPartnerEventSender({ allowPrivateTargets: config.PARTNER_EVENTS_ALLOW_PRIVATE_TARGETS });
-  const mailer =
-    deps.mailer ?? createMailer(config.SMTP_URL, config.MAIL_FROM, log);
+  const mailer = deps.mailer ?? createMailer(config.SMTP_URL, config.MAIL_FROM, log);
   const outbox = createOutboxRelay({
     db,
     table: OUTBOX_TABLE,

@@ -52,6 +52,8 @@ export function createGroups(db: Kysely<GatewayDatabase>, audit: Audit, rightsCh
       throw err;
     }
     audit.committed();
+    // Users' API objects name their groups: cached ones are dropped everywhere.
+    await rightsChanged([]);
     return get(id);
   }
 

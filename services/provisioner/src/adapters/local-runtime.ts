@@ -10,7 +10,15 @@ import { sql } from 'kysely';
 import type { InstanceSpec, Runtime, RuntimeStatus } from './runtime.ts';
 
 /** The host variables an instance process inherits; everything else comes from its spec. */
-const HOST_VARIABLES = ['PATH', 'HOME', 'TMPDIR', 'TZ', 'LANG', 'NODE_OPTIONS', 'NODE_EXTRA_CA_CERTS'] as const;
+const HOST_VARIABLES = [
+  'PATH',
+  'HOME',
+  'TMPDIR',
+  'TZ',
+  'LANG',
+  'NODE_OPTIONS',
+  'NODE_EXTRA_CA_CERTS',
+] as const;
 
 function hostEnvironment(): Record<string, string> {
   return Object.fromEntries(HOST_VARIABLES.flatMap((k) => (process.env[k] ? [[k, process.env[k]]] : [])));
