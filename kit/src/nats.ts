@@ -10,6 +10,9 @@ export async function connectNats(url: string, name: string): Promise<NatsConnec
     // Keep trying forever: a NATS restart must delay work, not kill the service.
     maxReconnectAttempts: -1,
     reconnectTimeWait: 500,
+    // Otherwise every request and timer builds an Error only to keep its call site: 1–2 % of
+    // the gateway's and chats' CPU in the messaging bench's profiles.
+    noAsyncTraces: true,
   });
 }
 

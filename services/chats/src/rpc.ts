@@ -40,7 +40,7 @@ export interface RpcDeps {
 export function startRpc(rpcDeps: RpcDeps): Subscription[] {
   const { bus } = rpcDeps;
   const templates: useCase.TemplateCache = {};
-  const deps = { ...rpcDeps, templates };
+  const deps = { ...rpcDeps, templates, acceptor: useCase.createSendAcceptor(rpcDeps.db) };
   const queue = { queue: 'chats' };
   return [
     bus.serve(sendMessage, (r) => useCase.sendMessage(deps, r), queue),

@@ -114,7 +114,7 @@ export async function createChats(deps: {
       // Re-queue such sends at start and then every 30 s (the command's Nats-Msg-Id is the
       // message id, so one that was queued after all is not queued twice).
       const requeue = async () => {
-        const stranded = await requeueStranded({ db, bus, log });
+        const stranded = await requeueStranded({ db, bus });
         if (stranded) log.warn({ stranded }, 're-queued messages that were stored but not queued');
       };
       await requeue();

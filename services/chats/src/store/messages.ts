@@ -1,5 +1,5 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
-import type { ChatsDatabase, ChatsTable, MessagesTable } from '../db.ts';
+import type { ChatsDatabase, MessagesTable } from '../db.ts';
 import { businessWindowEnd } from '../domain/window.ts';
 import { ensureChat } from './chats.ts';
 
@@ -91,50 +91,6 @@ export interface QueuedMessage {
   timestamp: number;
   idempotencyKey: string | null;
   requestHash: string;
-}
-
-/** A customer's chat with their profile name, for permission and window checks and the answer. */
-export async function findChatWithName(
-  db: Db,
-  waId: string,
-): Promise<{ chat: Selectable<ChatsTable>; profileName: string } | undefined> {
-  const row = await db
-    .selectFrom('chats')
-    .leftJoin('persons', 'persons.wa_id', 'chats.wa_id')
-    .selectAll('chats')
-    .select(sql<string>`coalesce(persons.profile_name, '')`.as('profile_name'))
-    .where('chats.wa_id', '=', waId)
-    .executeTakeFirst();
-  if (!row) return undefined;
-  const { profile_name, ...chat } = row;
-  return { chat, profileName: profile_name };
-}
-
-/**
- * Stores an outbound message as queued into an existing chat and moves the chat's last
- * activity (and, for a template, the business window) forward, in one statement (one round
- * trip, atomic on its own); the chat as updated. Undefined when the chat does not exist.
- */
-export async function insertQueuedMessageIntoChat(
-  db: Db,
-  m: QueuedMessage,
-): Promise<Selectable<ChatsTable> | undefined> {
-  const businessWindow =
-    m.type === 'template'
-      ? sql`, business_window_expires_at = greatest(coalesce(business_window_expires_at, 0), ${businessWindowEnd(m.timestamp)})`
-      : sql``;
-  const result = await sql<Selectable<ChatsTable>>`
-    with inserted as (
-      insert into messages (id, wamid, wa_id, from_us, type, waba_payload, sender_user_id, timestamp,
-                            send_state, idempotency_key, request_hash)
-      select ${m.id}, null, wa_id, true, ${m.type}, ${JSON.stringify(m.wabaPayload)}::jsonb, ${m.senderUserId},
-             ${m.timestamp}, 'queued', ${m.idempotencyKey}, ${m.requestHash}
-      from chats where wa_id = ${m.waId}
-    )
-    update chats set last_message_at = greatest(last_message_at, ${m.timestamp})${businessWindow}
-    where wa_id = ${m.waId}
-    returning *`.execute(db);
-  return result.rows[0];
 }
 
 /**

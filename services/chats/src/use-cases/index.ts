@@ -15,5 +15,5 @@ export { listPersons } from './list-persons.ts';
 export { listTemplates, type TemplateCache } from './list-templates.ts';
 export { listWhatsappAccounts, type WhatsappAccount } from './list-whatsapp-accounts.ts';
 export { markAsReceived } from './mark-as-received.ts';
-export { type SendDeps, sendMessage } from './send-message.ts';
+export { createSendAcceptor, type SendDeps, sendMessage } from './send-message.ts';
 export { updateChat } from './update-chat.ts';

@@ -1,0 +1,33 @@
+import { parseArgs } from 'node:util';
+import { sandboxSettings, startSandbox } from '@switchboard/sandbox';
+import { startLocalInfra } from '@switchboard/testkit/infra';
+import { startBenchInbox } from '../inbox-processes.ts';
+import { percentile, round } from '../stats.ts';
+const a = parseArgs({ options: { runs: { type: 'string', default: '500' }, profile: { type: 'string' } } }).values;
+const RUNS = Number(a.runs);
+const prof = (n: string): Record<string, string> => a.profile ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${a.profile} --cpu-prof-name=${n}.cpuprofile` } : {};
+const infra = await startLocalInfra();
+const databaseUrl = await infra.createDatabase('bench_seq');
+const sandbox = await startSandbox({ settings: sandboxSettings({}) });
+const inbox = await startBenchInbox({ natsUrl: infra.natsUrl, databaseUrl, sandbox, env: { gateway: prof('gateway'), chats: prof('chats') } });
+const waId = '491700000042';
+await fetch(`${sandbox.url}/sandbox/customers/${waId}/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ type: 'text', text: { body: 'hello' } }) });
+const token = await inbox.login();
+async function sendOnce(i: number) {
+  const t = performance.now();
+  const res = await fetch(`${inbox.url}/api/v1/messages/`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Token ${token}` }, body: JSON.stringify({ wa_id: waId, type: 'text', text: { body: `reply ${i}` } }) });
+  await res.arrayBuffer();
+  if (res.status !== 202) throw new Error(`send: ${res.status}`);
+  return performance.now() - t;
+}
+import { readFileSync } from 'node:fs';
+const cpu = (pid: number | undefined) => { const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []; return (Number(f[11]) + Number(f[12])) * 10; };
+for (let i = 0; i < 50; i++) await sendOnce(-i);
+await new Promise((r) => setTimeout(r, 500));
+const c0 = [cpu(inbox.gateway.child.pid), cpu(inbox.chats.child.pid)];
+const lat: number[] = [];
+for (let i = 0; i < RUNS; i++) lat.push(await sendOnce(i));
+await new Promise((r) => setTimeout(r, 1000));
+const c1 = [cpu(inbox.gateway.child.pid), cpu(inbox.chats.child.pid)];
+console.log(JSON.stringify({ gw_cpu_ms_per_send: round(((c1[0] ?? 0) - (c0[0] ?? 0)) / RUNS, 3), chats_cpu_ms_per_send: round(((c1[1] ?? 0) - (c0[1] ?? 0)) / RUNS, 3), p50: round(percentile(lat, 50), 2), p90: round(percentile(lat, 90), 2), p99: round(percentile(lat, 99), 2) }));
+await inbox.stop(); await sandbox.close(); await infra.stop();

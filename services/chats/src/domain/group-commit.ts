@@ -1,0 +1,74 @@
+interface Pending<I, O> {
+  item: I;
+  resolve(out: O): void;
+  reject(err: unknown): void;
+}
+
+export interface GroupCommit<I, O> {
+  /** Runs `item` with whatever else is submitted meanwhile; resolves with its own outcome. */
+  submit(item: I): Promise<O>;
+}
+
+/**
+ * Group commit: each caller submits its item and waits; whatever arrived while a batch was
+ * running is run next, together, by `run` (one transaction or statement for all of them). An
+ * idle committer runs a lone item at once (no timer: batching adds no latency), a busy one runs
+ * as many items per round trip as arrived meanwhile. When a batch fails, its items are run one
+ * by one, so each caller sees its own outcome and a poison item cannot fail the others.
+ *
+ * `run` answers one output per item, in order.
+ */
+export function createGroupCommit<I, O>(
+  run: (items: readonly I[]) => Promise<readonly O[]>,
+  opts: { maxBatch?: number } = {},
+): GroupCommit<I, O> {
+  const maxBatch = opts.maxBatch ?? 256;
+  let queue: Pending<I, O>[] = [];
+  let running = false;
+
+  async function settle(batch: readonly Pending<I, O>[]): Promise<void> {
+    const outs = await run(batch.map((p) => p.item));
+    batch.forEach((p, i) => {
+      if (i < outs.length) p.resolve(outs[i] as O);
+      else p.reject(new Error('group commit answered fewer results than items'));
+    });
+  }
+
+  async function alone(p: Pending<I, O>): Promise<void> {
+    try {
+      await settle([p]);
+    } catch (err) {
+      p.reject(err);
+    }
+  }
+
+  async function drain(): Promise<void> {
+    running = true;
+    try {
+      while (queue.length) {
+        const batch = queue.slice(0, maxBatch);
+        queue = queue.slice(batch.length);
+        if (batch.length === 1) {
+          await alone(batch[0] as Pending<I, O>);
+          continue;
+        }
+        try {
+          await settle(batch);
+        } catch {
+          for (const p of batch) await alone(p);
+        }
+      }
+    } finally {
+      running = false;
+    }
+  }
+
+  return {
+    submit(item: I): Promise<O> {
+      return new Promise<O>((resolve, reject) => {
+        queue.push({ item, resolve, reject });
+        if (!running) void drain();
+      });
+    },
+  };
+}
