@@ -31,37 +31,68 @@ export async function headOfQueue(db: Db, waId: string): Promise<QueueHead | und
 }
 
 /**
- * A send's customer and state and, in the same round trip, the head of that customer's queue
- * (the earliest send still queued), which decides whether this one may go now.
+ * A send's customer and state, the head of that customer's queue (the earliest send still
+ * queued), which decides whether this one may go now, and, when it is that head, due, and
+ * nobody holds it, the send itself with its lease taken: all in one round trip.
  */
-export async function sendStateAndHead(
+export async function sendStateHeadAndClaim(
   db: Db,
   id: string,
+  leaseSeconds: number,
 ): Promise<
-  { id: string; wa_id: string; send_state: string | null; head: QueueHead | undefined } | undefined
+  | {
+      id: string;
+      wa_id: string;
+      send_state: string | null;
+      head: QueueHead | undefined;
+      claimed: ClaimedSend | undefined;
+    }
+  | undefined
 > {
   const result = await sql<{
     id: string;
     wa_id: string;
     send_state: string | null;
     head: QueueHead | null;
+    claimed: ClaimedSend | null;
   }>`
-    select m.id, m.wa_id, m.send_state,
-      (select row_to_json(h) from (
-         select ${HEAD_COLUMNS} from messages
-         where wa_id = m.wa_id and send_state = 'queued'
-         order by send_seq limit 1) h) as head
-    from messages m where m.id = ${id}`.execute(db);
+    with m as (select id, wa_id, send_state from messages where id = ${id}),
+    head as (
+      select ${HEAD_COLUMNS} from messages
+      where wa_id = (select wa_id from m) and send_state = 'queued'
+      order by send_seq limit 1),
+    claimed as (
+      update messages set send_lease_until = ${leaseUntil(leaseSeconds)}
+      where id = ${id} and send_state = 'queued'
+        and id = (select id from head where not leased and due_in_ms <= 0)
+        and (send_lease_until is null or send_lease_until <= now())
+      returning id, wamid, wa_id, waba_payload, send_attempts)
+    select m.id, m.wa_id, m.send_state, (select row_to_json(h) from head h) as head,
+      (select row_to_json(c) from claimed c) as claimed
+    from m`.execute(db);
   const row = result.rows[0];
-  return row && { id: row.id, wa_id: row.wa_id, send_state: row.send_state, head: row.head ?? undefined };
+  if (!row) return undefined;
+  return {
+    id: row.id,
+    wa_id: row.wa_id,
+    send_state: row.send_state,
+    head: row.head ?? undefined,
+    claimed: row.claimed ?? undefined,
+  };
 }
+
+/** What a worker needs of the send it holds. */
+export type ClaimedSend = Pick<
+  Selectable<MessagesTable>,
+  'id' | 'wamid' | 'wa_id' | 'waba_payload' | 'send_attempts'
+>;
 
 /** Takes the lease of a queued send nobody holds; the message when taken. */
 export async function claimSendLease(
   db: Db,
   id: string,
   leaseSeconds: number,
-): Promise<Selectable<MessagesTable> | undefined> {
+): Promise<ClaimedSend | undefined> {
   return db
     .updateTable('messages')
     .set({ send_lease_until: leaseUntil(leaseSeconds) })
@@ -70,7 +101,7 @@ export async function claimSendLease(
     .where((eb) =>
       eb.or([eb('send_lease_until', 'is', null), eb('send_lease_until', '<=', sql<Date>`now()`)]),
     )
-    .returningAll()
+    .returning(['id', 'wamid', 'wa_id', 'waba_payload', 'send_attempts'])
     .executeTakeFirst();
 }
 
@@ -135,13 +166,24 @@ export async function recordSendFailed(
   });
 }
 
-/** Marks a send sent with the network's wamid. */
-export async function recordSendSent(db: Db, id: string, wamid: string | null): Promise<void> {
-  await db
-    .updateTable('messages')
-    .set({ wamid, send_state: 'sent', send_lease_until: null, next_attempt_at: null })
-    .where('id', '=', id)
-    .execute();
+/**
+ * Marks a send sent with the network's wamid and answers, in the same round trip, the head of
+ * its customer's queue after it (the next send that may go).
+ */
+export async function recordSendSent(
+  db: Db,
+  id: string,
+  wamid: string | null,
+): Promise<QueueHead | undefined> {
+  const result = await sql<QueueHead>`
+    with sent as (
+      update messages set wamid = ${wamid}, send_state = 'sent', send_lease_until = null, next_attempt_at = null
+      where id = ${id} returning wa_id)
+    select ${HEAD_COLUMNS} from messages
+    -- The statement's snapshot still sees this send queued.
+    where wa_id = (select wa_id from sent) and send_state = 'queued' and id <> ${id}
+    order by send_seq limit 1`.execute(db);
+  return result.rows[0];
 }
 
 /** The errors stored with a failed send's `failed` status. */

@@ -8,8 +8,8 @@ import {
 } from '@switchboard/proto';
 import type { Bus, Consumption, DeliveryContext, Disposition } from '@switchboard/proto/bus';
 import type { NetworkClient } from '@switchboard/proto/network';
-import type { Kysely, Selectable } from 'kysely';
-import type { ChatsDatabase, MessagesTable } from '../db.ts';
+import type { Kysely } from 'kysely';
+import type { ChatsDatabase } from '../db.ts';
 import { nowSeconds } from '../domain/clock.ts';
 import {
   clamp,
@@ -25,22 +25,25 @@ import {
 import { backoffMs } from '../domain/retry.ts';
 import { chatAccessSubjects } from '../store/chats.ts';
 import {
+  type ClaimedSend,
   claimSendLease,
   failedSendErrors,
   headOfQueue,
+  type QueueHead,
   recordSendFailed,
   recordSendSent,
   renewSendLease,
   scheduleSendRetry,
   sendLeaseLeft,
-  sendStateAndHead,
+  sendStateHeadAndClaim,
 } from '../store/sends.ts';
 
 /** Bounds how long one command keeps its handler busy with a customer's backlog. */
 const MAX_FOLLOWERS_PER_COMMAND = 20;
 
 type Attempt =
-  | { kind: 'sent' }
+  /** With the head of the customer's queue after it. */
+  | { kind: 'sent'; next: QueueHead | undefined }
   | { kind: 'failed' }
   /** Not queued any more (sent or failed by another worker). */
   | { kind: 'gone' }
@@ -104,14 +107,14 @@ export async function startDeliveryWorker(deps: {
     );
   }
 
-  async function recordFailed(m: Selectable<MessagesTable>, errors: unknown[]): Promise<void> {
+  async function recordFailed(m: ClaimedSend, errors: unknown[]): Promise<void> {
     await persist('failed send', () => recordSendFailed(db, m, errors, nowSeconds()));
     await publishFailed(m, errors);
   }
 
-  /** One network attempt for a queued send, under its lease. */
-  async function attempt(id: string, ctx: DeliveryContext): Promise<Attempt> {
-    const m = await claimSendLease(db, id, LEASE_SECONDS);
+  /** One network attempt for a queued send, under its lease (taken here unless `claimed`). */
+  async function attempt(id: string, ctx: DeliveryContext, claimed?: ClaimedSend): Promise<Attempt> {
+    const m = claimed ?? (await claimSendLease(db, id, LEASE_SECONDS));
     if (!m) {
       const held = await sendLeaseLeft(db, id);
       if (held?.send_state !== 'queued') return { kind: 'gone' };
@@ -150,15 +153,18 @@ export async function startDeliveryWorker(deps: {
         return { kind: 'failed' };
       }
       // The network took it: losing this write would send it again.
-      await persist('sent message', () => recordSendSent(db, id, wamid));
-      return { kind: 'sent' };
+      let next: QueueHead | undefined;
+      await persist('sent message', async () => {
+        next = await recordSendSent(db, id, wamid);
+      });
+      return { kind: 'sent', next };
     } finally {
       clearInterval(renew);
     }
   }
 
   async function deliver(id: string, ctx: DeliveryContext): Promise<Disposition | undefined> {
-    const m = await sendStateAndHead(db, id);
+    const m = await sendStateHeadAndClaim(db, id, LEASE_SECONDS);
     if (!m) return undefined;
     if (m.send_state === 'failed' && ctx.deliveryCount > 1) {
       // A redelivery: the failed status may not have been published before (JetStream drops
@@ -184,10 +190,10 @@ export async function startDeliveryWorker(deps: {
     }
     if (head.due_in_ms > 0) return { kind: 'nak', delayMs: clamp(head.due_in_ms, 1, 10 * 60_000) };
 
-    const outcome = await attempt(m.id, ctx);
+    const outcome = await attempt(m.id, ctx, m.claimed);
     ctx.span.setAttribute('switchboard.send_outcome', outcome.kind);
     if (outcome.kind === 'busy' || outcome.kind === 'retry') return { kind: 'nak', delayMs: outcome.delayMs };
-    await sendFollowers(m.wa_id, ctx);
+    await sendFollowers(m.wa_id, ctx, outcome.kind === 'sent' ? { next: outcome.next } : undefined);
     return undefined;
   }
 
@@ -196,12 +202,19 @@ export async function startDeliveryWorker(deps: {
    * earlier send is unsent, and would otherwise each add up to FOLLOWER_POLL_MS to a burst of
    * replies to one customer. Their commands later find them sent and are acknowledged.
    */
-  async function sendFollowers(waId: string, ctx: DeliveryContext): Promise<void> {
+  async function sendFollowers(
+    waId: string,
+    ctx: DeliveryContext,
+    /** The head after the send just made, when its write answered it. */
+    known?: { next: QueueHead | undefined },
+  ): Promise<void> {
+    let after = known;
     for (let i = 0; i < MAX_FOLLOWERS_PER_COMMAND; i++) {
-      const head = await headOfQueue(db, waId);
+      const head = after ? after.next : await headOfQueue(db, waId);
       if (!head || head.leased || head.due_in_ms > 0) return;
       const outcome = await attempt(head.id, ctx);
       if (outcome.kind !== 'sent' && outcome.kind !== 'failed') return;
+      after = outcome.kind === 'sent' ? { next: outcome.next } : undefined;
     }
   }
 
