@@ -189,6 +189,67 @@ describe('folding inbound bodies in batches', () => {
     expect(reopenings).toHaveLength(1);
   });
 
+  it('takes the network’s conversation window into chats, new in the batch or existing', async () => {
+    const windowBody = (waId: string, expires: number): InboundBody => {
+      const raw = JSON.stringify({
+        object: 'whatsapp_business_account',
+        entry: [
+          {
+            id: 'waba',
+            changes: [
+              {
+                field: 'messages',
+                value: {
+                  messaging_product: 'whatsapp',
+                  statuses: [
+                    {
+                      id: `wamid.window.${waId}`,
+                      status: 'sent',
+                      timestamp: '1800000000',
+                      recipient_id: waId,
+                      conversation: { id: 'c1', expiration_timestamp: String(expires) },
+                    },
+                  ],
+                },
+              },
+            ],
+          },
+        ],
+      });
+      return {
+        raw: {
+          streamSeq: seq++,
+          receivedAt: Date.now(),
+          signatureVerified: true,
+          body: raw,
+          storableJson: raw,
+        },
+        parsed: parseNetworkBody(raw),
+        waIds: [waId],
+      };
+    };
+    // A customer new in this batch, whose chat gets its window in the same write as its message.
+    await foldNetworkWebhooks(db, [
+      body({ waId: '491511000026', wamid: 'wamid.window.m1', ts: 1_800_000_400 }),
+      windowBody('491511000026', 1_800_090_000),
+    ]);
+    // An existing chat with a status alone; a smaller expiry later does not move it back.
+    await foldNetworkWebhooks(db, [windowBody('491511000001', 1_800_080_000)]);
+    await foldNetworkWebhooks(db, [windowBody('491511000001', 1_800_070_000)]);
+    // A status for a customer without a chat creates none.
+    await foldNetworkWebhooks(db, [windowBody('491511000027', 1_800_080_000)]);
+    const chats = await db
+      .selectFrom('chats')
+      .select(['wa_id', 'network_window_expires_at', 'last_message_at'])
+      .where('wa_id', 'in', ['491511000026', '491511000001', '491511000027'])
+      .orderBy('wa_id')
+      .execute();
+    expect(chats).toMatchObject([
+      { wa_id: '491511000001', network_window_expires_at: 1_800_080_000 },
+      { wa_id: '491511000026', network_window_expires_at: 1_800_090_000, last_message_at: 1_800_000_400 },
+    ]);
+  });
+
   it('a body that fails its batch fails alone: the others are stored', async () => {
     const batcher = createIngestBatcher(db, { failFor: new Map([['491511000099', '22P02']]) });
     const good = Array.from({ length: 5 }, (_, i) =>

@@ -3,7 +3,6 @@ import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
 import type { ChatsDatabase } from '../db.ts';
 import type { ParsedBody } from '../domain/network-body.ts';
 import { customerWindowEnd } from '../domain/window.ts';
-import { chatAuditEntry, insertAuditEntry } from './audit.ts';
 
 export interface IngestResult {
   storedMessages: number;
@@ -68,22 +67,35 @@ async function failForTest(
 
 const values = (rows: RawBuilder<unknown>[]) => sql.join(rows);
 
+/** What the one statement answers, one row per fact, told apart by `kind`. */
+interface FoldRow {
+  kind: 'kept' | 'message' | 'moved' | 'status' | 'chat';
+  key: string | null;
+  key2: string | null;
+  assigned_to_user: number | null;
+  assigned_group: number | null;
+  flag: boolean | null;
+}
+
 /**
  * Keeps each body as received and folds the bodies, in stream order, into persons, chats,
- * messages and statuses: one transaction of three statements for the whole batch, whatever its
- * size (the profiles of `bench:messaging` showed the time going to round trips, not work):
+ * messages and statuses: one statement for the whole batch, whatever its size, with no
+ * explicit transaction (one round trip; the profiles of `bench:messaging` showed the time going
+ * to round trips, not work). Its parts:
  *
- * 1. the raw bodies, the persons and the chats (independent inserts, one statement);
- * 2. the messages, and the chats they move forward and reopen (one statement: the update reads
- *    what the insert returned);
- * 3. the statuses, the network's conversation windows, and the chats' assignment for the events.
+ * - the raw bodies (those not stored before are answered), and the persons they name;
+ * - the messages (a wamid seen before is skipped), and each chat with new customer messages
+ *   created or moved forward (greatest of times) and reopened, with an event-log entry when it
+ *   was resolved;
+ * - the statuses and the network's conversation windows;
+ * - the named customers' chats' assignment, for the events (the fold changes none).
  *
  * Every write is idempotent (stream sequence, wamid and (wamid, status) are unique) and every
  * chat update commutative (greatest of times), so a redelivered batch stores nothing twice and
  * bodies folded together end as they would one by one. A body whose stream sequence is stored
  * already committed before: it is reported `already_stored` (its messages and statuses are
- * found, not written again, and its contacts' names are not set again). When the transaction fails, the caller folds the bodies one by one, so one poison
- * body fails alone.
+ * found, not written again, and its contacts' names are not set again). When the statement
+ * fails, the caller folds the bodies one by one, so one poison body fails alone.
  */
 export async function foldNetworkWebhooks(
   db: Kysely<ChatsDatabase>,
@@ -91,40 +103,18 @@ export async function foldNetworkWebhooks(
   opts: StoreOptions = {},
 ): Promise<FoldedBody[]> {
   if (!bodies.length) return [];
-  return db.transaction().execute(async (trx) => {
-    const parsed = bodies.flatMap((b, index) => (b.parsed ? [{ index, parsed: b.parsed }] : []));
-    const kept = await keepBodiesPersonsAndChats(trx, bodies, parsed);
-    if (opts.failFor?.size)
-      for (const f of parsed) if (kept.has(f.index)) await failForTest(trx, f.parsed, opts.failFor);
-
-    const results: Array<IngestResult | 'already_stored'> = bodies.map((_, i) =>
-      kept.has(i) ? { storedMessages: 0, storedStatuses: 0, reopened: [] } : 'already_stored',
-    );
-    const count = (index: number, what: 'storedMessages' | 'storedStatuses') => {
-      const r = results[index];
-      if (r && r !== 'already_stored') r[what]++;
-    };
-
-    const { stored, reopened } = await insertMessagesAndMoveChats(trx, parsed);
-    for (const index of stored) count(index, 'storedMessages');
-    for (const { index, waId } of reopened) {
-      const r = results[index];
-      if (r && r !== 'already_stored') r.reopened.push(waId);
-      await insertAuditEntry(
-        trx,
-        chatAuditEntry(null, 'chat.reopened', waId, { reason: 'customer_message' }),
-      );
-    }
-    const waIds = [...new Set(bodies.flatMap((b) => b.waIds))];
-    const { statuses, subjects } = await insertStatusesAndReadChats(trx, parsed, waIds);
-    for (const index of statuses) count(index, 'storedStatuses');
-
-    const byWaId = new Map(subjects.map((s) => [s.wa_id, s]));
-    return bodies.map((b, i) => ({
-      result: results[i] ?? 'already_stored',
-      chats: b.waIds.map((w) => byWaId.get(w) ?? { wa_id: w, assigned_to_user: null, assigned_group: null }),
-    }));
-  });
+  const parsed = bodies.flatMap((b, index) => (b.parsed ? [{ index, parsed: b.parsed }] : []));
+  const plan = foldPlan(bodies, parsed);
+  const failFor = opts.failFor;
+  const rows = failFor?.size
+    ? await db.transaction().execute(async (trx) => {
+        const folded = await plan.statement.execute(trx);
+        const kept = plan.keptIndexes(folded.rows);
+        for (const f of parsed) if (kept.has(f.index)) await failForTest(trx, f.parsed, failFor);
+        return folded.rows;
+      })
+    : (await plan.statement.execute(db)).rows;
+  return plan.answer(rows);
 }
 
 interface Parsed {
@@ -134,24 +124,99 @@ interface Parsed {
 
 const byKey = <T>([a]: [string, T], [b]: [string, T]) => (a < b ? -1 : a > b ? 1 : 0);
 
-/**
- * Statement 1: the raw bodies (the indexes of those not stored before are answered), the
- * persons of the named contacts (the last non-empty profile name in stream order wins, as
- * folding them one by one would leave it), persons of senders no contact names, and a chat for
- * every sender. Rows are sorted by key, so concurrent folds lock in one order.
- */
-async function keepBodiesPersonsAndChats(
-  trx: Trx,
-  bodies: readonly InboundBody[],
-  parsed: readonly Parsed[],
-): Promise<Set<number>> {
+/** The statement of a batch, and how to read its rows back into each body's outcome. */
+function foldPlan(bodies: readonly InboundBody[], parsed: readonly Parsed[]) {
   const firstBySeq = new Map<number, number>();
   bodies.forEach((b, i) => {
     if (!firstBySeq.has(b.raw.streamSeq)) firstBySeq.set(b.raw.streamSeq, i);
   });
+  const messages = parsed.flatMap((f) => f.parsed.messages.map((m) => ({ index: f.index, m })));
+  const statuses = parsed.flatMap((f) => f.parsed.statuses.map((s) => ({ index: f.index, s })));
+  const waIds = [...new Set(bodies.flatMap((b) => b.waIds))];
+
+  const ctes = [
+    ...bodiesAndPersons(bodies, parsed, firstBySeq),
+    ...messagesAndChats(messages, conversationWindows(statuses)),
+    ...statusRows(statuses),
+  ];
+  const none = sql`select null::text, null::text, null::text, null::int, null::int, null::boolean where false`;
+  // `old` comes first: it must read the chats (under their lock) before `moved` writes them, or
+  // it would find them written by this very statement and skip them.
+  const statement = sql<FoldRow>`
+    with ${sql.join(ctes)}
+    ${messages.length ? sql`select 'moved' as kind, wa_id as key, null::text as key2, null::int as assigned_to_user, null::int as assigned_group, resolved as flag from old` : sql`select null::text as kind, null::text as key, null::text as key2, null::int as assigned_to_user, null::int as assigned_group, null::boolean as flag where false`}
+    union all select 'kept', stream_seq::text, null, null, null, null from kept
+    union all ${messages.length ? sql`select 'message', wamid, null, null, null, null from ins` : none}
+    union all ${statuses.length ? sql`select 'status', wamid, status, null, null, null from st` : none}
+    union all select 'chat', wa_id, null, assigned_to_user, assigned_group, null
+      from chats where wa_id = any(${waIds}::text[])`;
+
+  const keptIndexes = (rows: readonly FoldRow[]) =>
+    new Set(rows.flatMap((r) => (r.kind === 'kept' ? [firstBySeq.get(Number(r.key)) ?? -1] : [])));
+
+  function answer(rows: readonly FoldRow[]): FoldedBody[] {
+    const kept = keptIndexes(rows);
+    const results: Array<IngestResult | 'already_stored'> = bodies.map((_, i) =>
+      kept.has(i) ? { storedMessages: 0, storedStatuses: 0, reopened: [] } : 'already_stored',
+    );
+    const count = (index: number, what: 'storedMessages' | 'storedStatuses') => {
+      const r = results[index];
+      if (r && r !== 'already_stored') r[what]++;
+    };
+    // A wamid twice in one batch is stored once, by its first body.
+    const insertedMessages = new Set(rows.flatMap((r) => (r.kind === 'message' && r.key ? [r.key] : [])));
+    const firstIndexOf = new Map<string, number>();
+    for (const { index, m } of messages) {
+      if (!insertedMessages.delete(m.wamid)) continue;
+      count(index, 'storedMessages');
+      if (!firstIndexOf.has(m.from)) firstIndexOf.set(m.from, index);
+    }
+    for (const r of rows) {
+      if (r.kind !== 'moved' || !r.flag || r.key === null) continue;
+      const reopenedBy = results[firstIndexOf.get(r.key) ?? -1];
+      if (reopenedBy && reopenedBy !== 'already_stored') reopenedBy.reopened.push(r.key);
+    }
+    const insertedStatuses = new Set(
+      rows.flatMap((r) => (r.kind === 'status' ? [`${r.key2} ${r.key}`] : [])),
+    );
+    for (const { index, s } of statuses)
+      if (insertedStatuses.delete(`${s.status} ${s.wamid}`)) count(index, 'storedStatuses');
+
+    const byWaId = new Map(
+      rows.flatMap((r) =>
+        r.kind === 'chat' && r.key !== null
+          ? [
+              [
+                r.key,
+                { wa_id: r.key, assigned_to_user: r.assigned_to_user, assigned_group: r.assigned_group },
+              ] as const,
+            ]
+          : [],
+      ),
+    );
+    return bodies.map((b, i) => ({
+      result: results[i] ?? 'already_stored',
+      // A chat the statement created is not in its snapshot: new chats are unassigned.
+      chats: b.waIds.map((w) => byWaId.get(w) ?? { wa_id: w, assigned_to_user: null, assigned_group: null }),
+    }));
+  }
+
+  return { statement, keptIndexes, answer };
+}
+
+/**
+ * The raw bodies (`kept`: the sequences not stored before), the persons of the named contacts
+ * (the last non-empty profile name in stream order wins, as folding them one by one would leave
+ * it; only bodies stored now set names, so a redelivered older body never brings back a name a
+ * later one replaced), and persons of senders no contact names. Rows are sorted by key, so
+ * concurrent folds lock in one order.
+ */
+function bodiesAndPersons(
+  bodies: readonly InboundBody[],
+  parsed: readonly Parsed[],
+  firstBySeq: ReadonlyMap<number, number>,
+): RawBuilder<unknown>[] {
   const raws = [...firstBySeq.values()].map((i) => (bodies[i] as InboundBody).raw);
-  // Every contact with its body's sequence: only bodies stored now set names (a redelivered
-  // older body must not bring back a name a later one replaced).
   const contacts = parsed.flatMap((f) =>
     f.parsed.contacts.map((c) => ({ ...c, seq: (bodies[f.index] as InboundBody).raw.streamSeq })),
   );
@@ -188,39 +253,50 @@ async function keepBodiesPersonsAndChats(
     ctes.push(sql`unnamed as (
       insert into persons (wa_id, profile_name) values ${values(unnamed.map((w) => sql`(${w}, '')`))}
       on conflict (wa_id) do nothing)`);
-  if (senders.length)
-    ctes.push(sql`new_chats as (
-      insert into chats (wa_id) values ${values(senders.map((w) => sql`(${w})`))}
-      on conflict (wa_id) do nothing)`);
-  const rows = await sql<{ stream_seq: number }>`with ${sql.join(ctes)} select stream_seq from kept`.execute(
-    trx,
-  );
-  return new Set(rows.rows.map((r) => firstBySeq.get(Number(r.stream_seq)) ?? -1));
+  return ctes;
+}
+
+/** The network's conversation expiry per customer in the statuses (greatest of times). */
+function conversationWindows(statuses: ReadonlyArray<{ s: ParsedBody['statuses'][number] }>) {
+  const windows = new Map<string, number>();
+  for (const { s } of statuses)
+    if (s.conversationExpiresAt !== undefined)
+      windows.set(s.recipient, Math.max(windows.get(s.recipient) ?? 0, s.conversationExpiresAt));
+  return [...windows].sort(byKey);
 }
 
 /**
- * Statement 2: the messages in stream order (a wamid seen before is skipped; messages of one
- * second list in arrival order, their `created_at` one microsecond apart), and each chat with
- * new customer messages moved forward (greatest of times) and reopened. Answers, per new
- * message, the index of the first body that carried it, and the chats that were resolved, each
- * with the first body that reopened it.
+ * The messages in stream order (a wamid seen before is skipped; messages of one second list in
+ * arrival order, their `created_at` one microsecond apart); each chat with new customer
+ * messages created or moved forward and reopened (`moved`; `old` reads, under the chats' lock,
+ * which of them were resolved), with an event-log entry for each reopened one; and the network's
+ * conversation windows, taken into the same chat write where a chat has both (a row may be
+ * written once per statement). Chats are locked in wa_id order.
  */
-async function insertMessagesAndMoveChats(
-  trx: Trx,
-  parsed: readonly Parsed[],
-): Promise<{ stored: number[]; reopened: Array<{ index: number; waId: string }> }> {
-  const all = parsed.flatMap((f) => f.parsed.messages.map((m) => ({ index: f.index, m })));
-  if (!all.length) return { stored: [], reopened: [] };
-  const rows = await sql<{ wamid: string | null; wa_id: string | null; was_resolved: boolean | null }>`
-    with v (ord, wamid, wa_id, type, payload, ts, window_end) as (
+function messagesAndChats(
+  messages: ReadonlyArray<{ m: ParsedBody['messages'][number] }>,
+  windows: ReadonlyArray<[string, number]>,
+): RawBuilder<unknown>[] {
+  const ctes: RawBuilder<unknown>[] = [];
+  const windowValues = sql`values ${values(windows.map(([w, t]) => sql`(${w}::text, ${t}::bigint)`))}`;
+  if (windows.length) ctes.push(sql`windows (wa_id, expires_at) as (${windowValues})`);
+  if (!messages.length) {
+    if (windows.length)
+      ctes.push(sql`window_moved as (
+        update chats set network_window_expires_at = greatest(chats.network_window_expires_at, windows.expires_at)
+        from windows where chats.wa_id = windows.wa_id)`);
+    return ctes;
+  }
+  ctes.push(
+    sql`v (ord, wamid, wa_id, type, payload, ts, window_end) as (
       values ${values(
-        all.map(
+        messages.map(
           ({ m }, ord) =>
             sql`(${ord}::int, ${m.wamid}, ${m.from}, ${m.type}, ${JSON.stringify(m.raw)}::jsonb, ${m.timestamp}::bigint, ${customerWindowEnd(m.timestamp, m.fromAd)}::bigint)`,
         ),
       )}
-    ),
-    ins as (
+    )`,
+    sql`ins as (
       insert into messages (id, wamid, wa_id, from_us, type, waba_payload, sender_user_id, timestamp,
                             send_state, idempotency_key, created_at)
       select gen_random_uuid(), wamid, wa_id, false, type, payload, null, ts, null, null,
@@ -228,102 +304,56 @@ async function insertMessagesAndMoveChats(
       from v order by ord
       on conflict (wamid) do nothing
       returning wamid, wa_id
-    ),
-    agg as (
-      select v.wa_id, max(v.ts) as last_at, max(v.window_end) as window_end
+    )`,
+    sql`agg as (
+      select v.wa_id, max(v.ts) as last_at, max(v.window_end) as window_end,
+             ${windows.length ? sql`(select expires_at from windows w where w.wa_id = v.wa_id)` : sql`null::bigint`} as network_end
       from ins join v on v.wamid = ins.wamid group by v.wa_id
-    ),
-    old as (
+    )`,
+    sql`old as (
       select chats.wa_id, chats.resolved from chats join agg on agg.wa_id = chats.wa_id
       order by chats.wa_id for update of chats
-    ),
-    moved as (
-      update chats set
-        last_message_at = greatest(chats.last_message_at, agg.last_at),
-        last_customer_message_at = greatest(coalesce(chats.last_customer_message_at, 0), agg.last_at),
-        customer_window_expires_at = greatest(coalesce(chats.customer_window_expires_at, 0), agg.window_end),
+    )`,
+    sql`moved as (
+      insert into chats (wa_id, last_message_at, last_customer_message_at, customer_window_expires_at,
+                         network_window_expires_at, resolved)
+      select wa_id, last_at, last_at, window_end, network_end, false from agg order by wa_id
+      on conflict (wa_id) do update set
+        last_message_at = greatest(chats.last_message_at, excluded.last_message_at),
+        last_customer_message_at = greatest(chats.last_customer_message_at, excluded.last_customer_message_at),
+        customer_window_expires_at = greatest(chats.customer_window_expires_at, excluded.customer_window_expires_at),
+        network_window_expires_at = greatest(chats.network_window_expires_at, excluded.network_window_expires_at),
         resolved = false
-      from agg join old on old.wa_id = agg.wa_id
-      where chats.wa_id = agg.wa_id
-      returning chats.wa_id, old.resolved as was_resolved
-    )
-    select wamid, null::text as wa_id, null::boolean as was_resolved from ins
-    union all
-    select null, wa_id, was_resolved from moved`.execute(trx);
-  const inserted = new Set(rows.rows.flatMap((r) => (r.wamid === null ? [] : [r.wamid])));
-  const stored: number[] = [];
-  const firstIndexOf = new Map<string, number>();
-  for (const { index, m } of all) {
-    // A wamid twice in one batch is stored once, by its first body.
-    if (!inserted.delete(m.wamid)) continue;
-    stored.push(index);
-    if (!firstIndexOf.has(m.from)) firstIndexOf.set(m.from, index);
-  }
-  const reopened = rows.rows.flatMap((r) =>
-    r.wa_id !== null && r.was_resolved ? [{ index: firstIndexOf.get(r.wa_id) ?? -1, waId: r.wa_id }] : [],
+    )`,
+    sql`reopened as (
+      insert into audit_logs (id, action, actor_user_id, actor_username, target_type, target_id, details, at)
+      select gen_random_uuid(), 'chat.reopened', null, null, 'chat', wa_id, ${JSON.stringify(REOPENED_DETAILS)}::jsonb, now()
+      from old where resolved
+    )`,
   );
-  return { stored, reopened };
+  if (windows.length)
+    ctes.push(sql`window_moved as (
+      update chats set network_window_expires_at = greatest(chats.network_window_expires_at, windows.expires_at)
+      from windows where chats.wa_id = windows.wa_id and windows.wa_id not in (select wa_id from agg))`);
+  return ctes;
 }
 
-/**
- * Statement 3: the statuses (per new one, the index of the first body that carried it), the
- * network's conversation expiry per customer (greatest of times), and the named customers'
- * chats' assignment as the events need it (read in the same statement: the fold changes no
- * assignment).
- */
-async function insertStatusesAndReadChats(
-  trx: Trx,
-  parsed: readonly Parsed[],
-  waIds: readonly string[],
-): Promise<{ statuses: number[]; subjects: ChatAccessSubject[] }> {
-  const all = parsed.flatMap((f) => f.parsed.statuses.map((s) => ({ index: f.index, s })));
-  const windows = new Map<string, number>();
-  for (const { s } of all)
-    if (s.conversationExpiresAt !== undefined)
-      windows.set(s.recipient, Math.max(windows.get(s.recipient) ?? 0, s.conversationExpiresAt));
-  if (!all.length && !waIds.length) return { statuses: [], subjects: [] };
+/** Why a customer message reopens a resolved chat, as the event log records it. */
+const REOPENED_DETAILS = { reason: 'customer_message' };
 
-  const ctes: RawBuilder<unknown>[] = [];
-  if (all.length)
-    ctes.push(sql`ins as (
+/** The statuses (`st`: those new). */
+function statusRows(statuses: ReadonlyArray<{ s: ParsedBody['statuses'][number] }>): RawBuilder<unknown>[] {
+  if (!statuses.length) return [];
+  return [
+    sql`st as (
       insert into message_statuses (wamid, status, timestamp, errors)
       values ${values(
-        all.map(
+        statuses.map(
           ({ s }) =>
             sql`(${s.wamid}, ${s.status}, ${s.timestamp}::bigint, ${s.errors ? JSON.stringify(s.errors) : null}::jsonb)`,
         ),
       )}
       on conflict (wamid, status) do nothing
-      returning wamid, status)`);
-  if (windows.size)
-    ctes.push(sql`windows as (
-      update chats set network_window_expires_at = greatest(coalesce(chats.network_window_expires_at, 0), v.expires_at)
-      from (values ${values([...windows].sort(byKey).map(([w, t]) => sql`(${w}::text, ${t}::bigint)`))}) as v (wa_id, expires_at)
-      where chats.wa_id = v.wa_id)`);
-  const statusRows = all.length
-    ? sql`select wamid, status, null::text as wa_id, null::int as assigned_to_user, null::int as assigned_group from ins`
-    : sql`select null::text as wamid, null::text as status, null::text as wa_id, null::int as assigned_to_user, null::int as assigned_group where false`;
-  const rows = await sql<{
-    wamid: string | null;
-    status: string | null;
-    wa_id: string | null;
-    assigned_to_user: number | null;
-    assigned_group: number | null;
-  }>`
-    ${ctes.length ? sql`with ${sql.join(ctes)}` : sql``}
-    ${statusRows}
-    union all
-    select null, null, wa_id, assigned_to_user, assigned_group from chats where wa_id = any(${[...waIds]}::text[])`.execute(
-    trx,
-  );
-  const inserted = new Set(
-    rows.rows.flatMap((r) => (r.wamid !== null && r.status !== null ? [`${r.status} ${r.wamid}`] : [])),
-  );
-  const statuses = all.flatMap(({ index, s }) => (inserted.delete(`${s.status} ${s.wamid}`) ? [index] : []));
-  const subjects = rows.rows.flatMap((r) =>
-    r.wa_id === null
-      ? []
-      : [{ wa_id: r.wa_id, assigned_to_user: r.assigned_to_user, assigned_group: r.assigned_group }],
-  );
-  return { statuses, subjects };
+      returning wamid, status)`,
+  ];
 }
