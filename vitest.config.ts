@@ -16,7 +16,11 @@ const unit = [
 ];
 
 /** Tests beside the code that do need NATS or PostgreSQL: they run in `integration`. */
-const besideCodeWithInfrastructure = ['proto/src/bus.test.ts', 'kit/src/db.test.ts'];
+const besideCodeWithInfrastructure = [
+  'proto/src/bus.test.ts',
+  'proto/src/reply-mux.test.ts',
+  'kit/src/db.test.ts',
+];
 
 export default defineConfig({
   test: {

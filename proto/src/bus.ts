@@ -1,5 +1,6 @@
 import {
   AckPolicy,
+  type ApiError,
   type Consumer,
   type ConsumerMessages,
   DeliverPolicy,
@@ -22,6 +23,7 @@ import type { ConsumerContract, RpcContract, StreamContract } from './contracts.
 import { BusValidationError, isErrorCode, ServiceError } from './errors.ts';
 import { classifyFailure, failedDependency } from './failures.ts';
 import type { InstanceId } from './instance.ts';
+import { createReplyMux } from './reply-mux.ts';
 import { streamConfigs } from './stream-configs.ts';
 import { streamName } from './streams.ts';
 import { extractTraceContext, injectTraceContext } from './trace.ts';
@@ -490,6 +492,19 @@ export async function pingNats(nc: NatsConnection, timeoutMs = 2_000): Promise<b
   }
 }
 
+/** JetStream's publish timeout (the client's default). */
+const PUBLISH_TIMEOUT_MS = 5_000;
+
+/** The stream's answer to a publish: its acknowledgement, or its refusal as the client's error. */
+function pubAckOf(reply: { data: Uint8Array }): PubAck {
+  const decoded = decodeJson(reply.data);
+  const v = decoded.ok ? (decoded.value as Partial<PubAck> & { error?: ApiError }) : {};
+  if (v.error) throw new JetStreamApiError(v.error);
+  if (typeof v.stream !== 'string' || !v.stream || typeof v.seq !== 'number')
+    throw new Error('JetStream answered a publish with something that is not an acknowledgement');
+  return { stream: v.stream, seq: v.seq, duplicate: v.duplicate ?? false, domain: v.domain ?? '' };
+}
+
 export async function createBus(
   nc: NatsConnection,
   instance: InstanceId,
@@ -535,6 +550,7 @@ export async function createBus(
   }
 
   const coalesced = createWriteCoalescer();
+  const replies = createReplyMux(nc);
 
   async function publish<S extends z.ZodType>(
     c: StreamContract<S>,
@@ -555,11 +571,11 @@ export async function createBus(
           for (const [k, v] of Object.entries(opts.headers ?? {})) h.set(k, v);
           injectTraceContext(h);
           const data = encode(value);
-          const ack = await coalesced(() =>
-            js.publish(subject, data, {
-              headers: h,
-              ...(opts.idempotencyKey ? { msgID: opts.idempotencyKey } : {}),
-            }),
+          if (opts.idempotencyKey) h.set('Nats-Msg-Id', opts.idempotencyKey);
+          const ack = pubAckOf(
+            await coalesced(() =>
+              replies.request(subject, data, { headers: h, timeoutMs: PUBLISH_TIMEOUT_MS }),
+            ),
           );
           span.setAttribute('messaging.nats.stream.sequence', ack.seq);
           span.setAttribute('messaging.nats.duplicate', ack.duplicate);
@@ -620,7 +636,7 @@ export async function createBus(
         injectTraceContext(h);
         const data = encode(value);
         const reply = await coalesced(() =>
-          nc.request(subject, data, { timeout: opts.timeoutMs ?? 10_000, headers: h }),
+          replies.request(subject, data, { timeoutMs: opts.timeoutMs ?? 10_000, headers: h }),
         );
         const errorText = reply.headers?.get(ERROR_HEADER);
         if (errorText) {
