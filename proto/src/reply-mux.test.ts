@@ -18,7 +18,9 @@ const read = (d: Uint8Array) => new TextDecoder().decode(d);
 describe('createReplyMux', () => {
   it('answers many requests in flight each with its own reply', async () => {
     const sub = nc.subscribe('mux.echo', {
-      callback: (_e, m) => m.respond(text.encode(`re: ${read(m.data)}`)),
+      callback: (_e, m) => {
+        m.respond(text.encode(`re: ${read(m.data)}`));
+      },
     });
     const mux = createReplyMux(nc);
     const replies = await Promise.all(
