@@ -32,8 +32,7 @@ const MessageFilters = Filters.extend({
 export const taggingEventRoutes: FastifyPluginAsync<ServiceRouteOptions> = async (plugin, deps) => {
   const app = plugin.withTypeProvider<ZodTypeProvider>();
   const { bus } = deps;
-  // Before the body is read: a caller who may not use this gets 403, not a 400 about the body.
-  const taggers = async (req: FastifyRequest) => assertMayTag(await deps.guards.authenticate(req));
+  const taggers = deps.guards.requireAllowed(assertMayTag);
 
   async function list(req: FastifyRequest, query: z.output<typeof MessageFilters>, target: TaggingTarget) {
     const { limit, offset, ...rest } = query;
