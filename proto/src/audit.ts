@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineConsumer, defineRpc, defineStream } from './contracts.ts';
+import { defineCommand, defineConsumer, defineRpc } from './contracts.ts';
 import { subjects } from './subjects.ts';
 import { posixSecondsSchema } from './time.ts';
 
@@ -38,12 +38,7 @@ export const AuditLogSchema = AuditEntrySchema.extend({
 }).meta({ id: 'AuditLog' });
 export type AuditLog = z.infer<typeof AuditLogSchema>;
 
-export const auditRecorded = defineStream({
-  name: 'cmd.audit',
-  stream: 'commands',
-  subject: (i) => subjects.command(i, 'audit'),
-  schema: AuditEntrySchema,
-});
+export const auditRecorded = defineCommand('audit', AuditEntrySchema);
 
 export const auditConsumer = defineConsumer({
   durable: 'chats-audit',

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { InstanceId } from './instance.ts';
 import type { StreamKey } from './streams.ts';
+import { subjects } from './subjects.ts';
 
 /** A message published to a JetStream stream: where it goes and what it must look like. */
 export interface StreamContract<S extends z.ZodType = z.ZodType> {
@@ -55,6 +56,28 @@ export interface RpcContract<Req extends z.ZodType = z.ZodType, Res extends z.Zo
 
 export function defineStream<S extends z.ZodType>(c: StreamContract<S>): StreamContract<S> {
   return c;
+}
+
+/** An event of the EVENTS stream on `sb.<i>.events.<kind>`, named `events.<kind>` after its subject. */
+export function defineEvent<S extends z.ZodType>(kind: string, schema: S): StreamContract<S> {
+  return { name: `events.${kind}`, stream: 'events', subject: (i) => subjects.events(i, kind), schema };
+}
+
+/**
+ * A command of the COMMANDS stream on `sb.<i>.cmd.<kind>`, named `cmd.<kind>` after its subject.
+ * With `scope`, always that scope's subject, whatever instance the bus serves (partner commands).
+ */
+export function defineCommand<S extends z.ZodType>(
+  kind: string,
+  schema: S,
+  scope?: InstanceId,
+): StreamContract<S> {
+  return {
+    name: `cmd.${kind}`,
+    stream: 'commands',
+    subject: (i) => subjects.command(scope ?? i, kind),
+    schema,
+  };
 }
 
 export function defineConsumer<S extends z.ZodType>(c: ConsumerContract<S>): ConsumerContract<S> {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineRpc, defineStream, type StreamContract } from './contracts.ts';
+import { defineEvent, defineRpc, defineStream, type StreamContract } from './contracts.ts';
 import { NetworkEventSchema } from './events.ts';
 import type { InstanceId } from './instance.ts';
 import { PrincipalSchema } from './principal.ts';
@@ -336,12 +336,7 @@ export const WebhookLifecycleEventSchema = z.object({
 });
 export type WebhookLifecycleEvent = z.infer<typeof WebhookLifecycleEventSchema>;
 
-export const webhookLifecycle = defineStream({
-  name: 'events.webhooks',
-  stream: 'events',
-  subject: (i) => subjects.events(i, 'webhooks'),
-  schema: WebhookLifecycleEventSchema,
-});
+export const webhookLifecycle = defineEvent('webhooks', WebhookLifecycleEventSchema);
 
 /** A dead-lettered event queued again for exactly one webhook. */
 export const WebhookReplaySchema = NetworkEventSchema.extend({

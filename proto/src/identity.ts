@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineRpc, defineStream } from './contracts.ts';
+import { defineEvent, defineRpc } from './contracts.ts';
 import { PrincipalSchema } from './principal.ts';
 import { subjects } from './subjects.ts';
 
@@ -36,9 +36,4 @@ export const IdentityChangedSchema = z.object({
 });
 export type IdentityChanged = z.infer<typeof IdentityChangedSchema>;
 
-export const identityChanged = defineStream({
-  name: 'events.identity',
-  stream: 'events',
-  subject: (i) => subjects.events(i, 'identity'),
-  schema: IdentityChangedSchema,
-});
+export const identityChanged = defineEvent('identity', IdentityChangedSchema);

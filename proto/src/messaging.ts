@@ -1,20 +1,8 @@
 import { z } from 'zod';
-import { defineConsumer, defineRpc, defineStream } from './contracts.ts';
+import { defineCommand, defineConsumer, defineRpc } from './contracts.ts';
 import { MessageMediaSchema } from './media.ts';
 import { WaIdSchema } from './network/common.ts';
-import {
-  ContactCardSchema,
-  OutboundAudioSchema,
-  OutboundDocumentSchema,
-  OutboundImageSchema,
-  OutboundInteractiveSchema,
-  OutboundLocationSchema,
-  OutboundReactionSchema,
-  OutboundStickerSchema,
-  OutboundTemplateSchema,
-  OutboundTextSchema,
-  OutboundVideoSchema,
-} from './network/outbound.ts';
+import { outboundMessageSchema } from './network/outbound.ts';
 import { PrincipalSchema } from './principal.ts';
 import { subjects } from './subjects.ts';
 import { TagSchema } from './tag.ts';
@@ -28,26 +16,12 @@ const envelope = {
   context: z.strictObject({ message_id: z.string().min(1) }).optional(),
 };
 
-export const SendMessageRequestSchema = z
-  .discriminatedUnion('type', [
-    z.strictObject({ ...envelope, type: z.literal('text'), text: OutboundTextSchema }),
-    z.strictObject({ ...envelope, type: z.literal('image'), image: OutboundImageSchema }),
-    z.strictObject({ ...envelope, type: z.literal('audio'), audio: OutboundAudioSchema }),
-    z.strictObject({ ...envelope, type: z.literal('video'), video: OutboundVideoSchema }),
-    z.strictObject({ ...envelope, type: z.literal('document'), document: OutboundDocumentSchema }),
-    z.strictObject({ ...envelope, type: z.literal('sticker'), sticker: OutboundStickerSchema }),
-    z.strictObject({ ...envelope, type: z.literal('location'), location: OutboundLocationSchema }),
-    z.strictObject({ ...envelope, type: z.literal('contacts'), contacts: z.array(ContactCardSchema).min(1) }),
-    z.strictObject({ ...envelope, type: z.literal('interactive'), interactive: OutboundInteractiveSchema }),
-    z.strictObject({ ...envelope, type: z.literal('reaction'), reaction: OutboundReactionSchema }),
-    z.strictObject({ ...envelope, type: z.literal('template'), template: OutboundTemplateSchema }),
-  ])
-  .meta({
-    id: 'SendMessage',
-    description:
-      'Any message type the network sends, addressed by `wa_id`. Everything but `template` is free-form and needs ' +
-      'an open customer care window (else HTTP 453).',
-  });
+export const SendMessageRequestSchema = outboundMessageSchema(envelope).meta({
+  id: 'SendMessage',
+  description:
+    'Any message type the network sends, addressed by `wa_id`. Everything but `template` is free-form and needs ' +
+    'an open customer care window (else HTTP 453).',
+});
 export type SendMessageRequest = z.infer<typeof SendMessageRequestSchema>;
 
 // ---- resources as chats returns them (user references by id; the gateway expands them) ----
@@ -267,12 +241,7 @@ export const listWhatsappAccounts = defineRpc({
 
 // ---- durable command: deliver a stored message to the network ----
 
-export const deliverMessage = defineStream({
-  name: 'cmd.deliver_message',
-  stream: 'commands',
-  subject: (i) => subjects.command(i, 'deliver_message'),
-  schema: z.object({ message_id: z.uuid() }),
-});
+export const deliverMessage = defineCommand('deliver_message', z.object({ message_id: z.uuid() }));
 
 export const deliverMessageConsumer = defineConsumer({
   durable: 'chats-deliver',

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineConsumer, defineRpc, defineStream } from './contracts.ts';
+import { defineCommand, defineConsumer, defineRpc } from './contracts.ts';
 import { type InstanceId, instanceId } from './instance.ts';
 import { subjects } from './subjects.ts';
 
@@ -235,12 +235,7 @@ export const ProvisioningCommandSchema = z.object({
 });
 export type ProvisioningCommand = z.infer<typeof ProvisioningCommandSchema>;
 
-export const provisioningCommand = defineStream({
-  name: 'cmd.provisioning',
-  stream: 'commands',
-  subject: (_i) => subjects.command(PARTNER_SCOPE, 'provisioning'),
-  schema: ProvisioningCommandSchema,
-});
+export const provisioningCommand = defineCommand('provisioning', ProvisioningCommandSchema, PARTNER_SCOPE);
 
 export const provisioningConsumer = defineConsumer({
   durable: 'provisioner-lifecycle',
