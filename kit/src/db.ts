@@ -1,4 +1,4 @@
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, type SelectQueryBuilder, sql } from 'kysely';
 import pg from 'pg';
 
 // PostgreSQL bigint (int8) and numeric come back as strings by default; the services store
@@ -35,6 +35,24 @@ export function createDb<DB>(opts: DbOptions): Kysely<DB> {
 }
 
 /** True when the database answers a trivial query within the timeout. */
+/**
+ * One page of a filtered query, and how many rows its filters match in all. `rowsOf` picks the
+ * columns and the order (a total one, so that pages neither repeat nor skip rows).
+ */
+export async function pageRows<DB, TB extends keyof DB, O, Row>(
+  filtered: SelectQueryBuilder<DB, TB, O>,
+  page: { limit: number; offset: number },
+  rowsOf: (q: SelectQueryBuilder<DB, TB, O>) => SelectQueryBuilder<DB, TB, Row>,
+) {
+  const { n } = await filtered
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    // The selection's type is lost in a generic builder; the count's is known.
+    .$castTo<{ n: number }>()
+    .executeTakeFirstOrThrow();
+  const rows = await rowsOf(filtered).limit(page.limit).offset(page.offset).execute();
+  return { count: Number(n), rows };
+}
+
 export async function pingDb<DB>(db: Kysely<DB>, timeoutMs = 2_000): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   try {
