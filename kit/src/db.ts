@@ -1,4 +1,4 @@
-import { Kysely, PostgresDialect, type SelectQueryBuilder, sql } from 'kysely';
+import { Kysely, PostgresDialect, type RawBuilder, type SelectQueryBuilder, sql } from 'kysely';
 import pg from 'pg';
 
 // PostgreSQL bigint (int8) and numeric come back as strings by default; the services store
@@ -9,6 +9,22 @@ export interface Migration {
   /** Sortable, unique within the owning service: `0001_users`. */
   readonly name: string;
   up(db: Kysely<unknown>): Promise<void>;
+}
+
+/** A step of a migration: a statement, or a helper that writes its own (`createOutboxTable`). */
+export type MigrationStep = RawBuilder<unknown> | ((db: Kysely<unknown>) => Promise<void>);
+
+/** A migration that runs its steps in order, in the migration's transaction. */
+export function defineMigration(name: string, ...steps: MigrationStep[]): Migration {
+  return {
+    name,
+    async up(db) {
+      for (const step of steps) {
+        if (typeof step === 'function') await step(db);
+        else await step.execute(db);
+      }
+    },
+  };
 }
 
 export interface DbOptions {
