@@ -1,26 +1,16 @@
 import { type MediaFile, MediaFileSchema, type MessageMedia } from '@switchboard/proto';
 import { waitFor } from '@switchboard/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Inbox, startInbox } from './support/inbox.ts';
+import { type ApiMessage, chatMessages, json } from './support/api.ts';
+import { type Inbox, startInboxAsAdmin } from './support/inbox.ts';
 import { jpeg, multipart, oggOpus, pdf, png, sha256 } from './support/media-files.ts';
 
 let inbox: Inbox;
 let admin: string;
 
-beforeAll(async () => {
-  inbox = await startInbox();
-  admin = await inbox.login();
-});
+beforeAll(async () => ({ inbox, admin } = await startInboxAsAdmin()));
 afterAll(async () => inbox?.stop());
 
-interface MessageOut {
-  id: string;
-  wamid: string | null;
-  type: string;
-  from_us: boolean;
-  media: MessageMedia | null;
-  waba_statuses: { sent?: number; failed?: unknown };
-}
 interface Received {
   messages: Array<{
     id: string;
@@ -41,10 +31,10 @@ async function upload(data: Buffer, type: string, filename: string): Promise<Med
   return MediaFileSchema.parse(await res.json());
 }
 
-async function send(body: Record<string, unknown>): Promise<MessageOut> {
+async function send(body: Record<string, unknown>): Promise<ApiMessage> {
   const res = await inbox.api('POST', '/api/v1/messages/', { token: admin, body });
   expect(res.status, await res.clone().text()).toBe(202);
-  return (await res.json()) as MessageOut;
+  return json<ApiMessage>(res);
 }
 
 async function received(waId: string): Promise<Received['messages']> {
@@ -52,10 +42,8 @@ async function received(waId: string): Promise<Received['messages']> {
   return ((await res.json()) as Received).messages;
 }
 
-async function messageByWamid(waId: string, wamid: string): Promise<MessageOut | undefined> {
-  const res = await inbox.api('GET', `/api/v1/messages/?wa_id=${waId}&limit=100`, { token: admin });
-  if (res.status !== 200) return undefined;
-  return ((await res.json()) as { results: MessageOut[] }).results.find((m) => m.wamid === wamid);
+async function messageByWamid(waId: string, wamid: string): Promise<ApiMessage | undefined> {
+  return (await chatMessages(inbox, waId, admin)).find((m) => m.wamid === wamid);
 }
 
 async function storedMedia(waId: string, wamid: string): Promise<MessageMedia> {
@@ -171,7 +159,7 @@ describe('media between the inbox, its clients and the network', () => {
     await waitFor(
       async () => {
         const res = await inbox.api('GET', `/api/v1/messages/${sent.id}/`, { token: admin });
-        failed = ((await res.json()) as MessageOut).waba_statuses.failed as typeof failed;
+        failed = (await json<ApiMessage>(res)).waba_statuses.failed as typeof failed;
         return failed !== undefined;
       },
       30_000,

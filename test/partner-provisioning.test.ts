@@ -14,6 +14,7 @@ import fc from 'fast-check';
 import { Webhook } from 'standardwebhooks';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { json } from './support/api.ts';
 import {
   localhostAgent,
   type PartnerStack,
@@ -49,7 +50,6 @@ interface Instance {
 }
 
 const run = promisify(execFile);
-const json = async <T>(res: Response): Promise<T> => (await res.json()) as T;
 
 function isAlive(pid: number): boolean {
   try {
