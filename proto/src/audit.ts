@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineCommand, defineConsumer, defineRpc } from './contracts.ts';
+import { foundPage } from './requests.ts';
 import { subjects } from './subjects.ts';
 import { posixSecondsSchema } from './time.ts';
 
@@ -56,10 +57,7 @@ export const AuditListRequest = z.object({
   action: z.string().optional(),
 });
 
-export const AuditListReply = z.object({
-  count: z.number().int(),
-  results: z.array(AuditLogSchema),
-});
+export const AuditListReply = foundPage(AuditLogSchema);
 
 export const auditList = defineRpc({
   name: 'chats.audit_list',

@@ -3,6 +3,7 @@ import { defineEvent, defineRpc, defineStream, type StreamContract } from './con
 import { NetworkEventSchema } from './events.ts';
 import type { InstanceId } from './instance.ts';
 import { PrincipalSchema } from './principal.ts';
+import { foundPage } from './requests.ts';
 import { subjects } from './subjects.ts';
 import { posixSecondsSchema } from './time.ts';
 
@@ -234,11 +235,8 @@ export const ReplayRequestSchema = WebhookRef.extend({
   since_ms: z.number().int().nonnegative(),
 });
 
-export const WebhookPageSchema = z.object({ count: z.number().int(), results: z.array(WebhookSchema) });
-export const DeliveryPageSchema = z.object({
-  count: z.number().int(),
-  results: z.array(DeliveryAttemptSchema),
-});
+export const WebhookPageSchema = foundPage(WebhookSchema);
+export const DeliveryPageSchema = foundPage(DeliveryAttemptSchema);
 
 export const TestOutcomeSchema = z.object({
   success: z.boolean(),

@@ -4,7 +4,7 @@ import { MessageMediaSchema } from './media.ts';
 import { WaIdSchema } from './network/common.ts';
 import { outboundMessageSchema } from './network/outbound.ts';
 import { PrincipalSchema } from './principal.ts';
-import { subjects } from './subjects.ts';
+import { chatsRpc, foundPage, PageRequest, withPrincipal } from './requests.ts';
 import { TagSchema } from './tag.ts';
 import { posixSecondsSchema } from './time.ts';
 
@@ -92,18 +92,9 @@ export type ChatRecord = z.infer<typeof ChatRecordSchema>;
 
 // ---- request/reply served by chats ----
 
-const withPrincipal = <T extends z.ZodRawShape>(shape: T) =>
-  z.object({ principal: PrincipalSchema, ...shape });
-const rpc = (op: string) => (i: Parameters<typeof subjects.rpc>[0]) => subjects.rpc(i, 'chats', op);
-/** limit/offset of a list: the gateway clamps `limit` to the page size maximum before asking. */
-const PageRequest = {
-  limit: z.number().int().min(1).max(100),
-  offset: z.number().int().min(0),
-};
-
 export const sendMessage = defineRpc({
   name: 'chats.send_message',
-  subject: rpc('send_message'),
+  subject: chatsRpc('send_message'),
   request: withPrincipal({
     /**
      * Per sender: a repeated key answers the message stored first (and sends once); the same
@@ -120,7 +111,7 @@ export const sendMessage = defineRpc({
 
 export const listMessages = defineRpc({
   name: 'chats.list_messages',
-  subject: rpc('list_messages'),
+  subject: chatsRpc('list_messages'),
   request: withPrincipal({
     wa_id: WaIdSchema,
     /** Only messages older than this second, newest first. */
@@ -139,7 +130,7 @@ export const listMessages = defineRpc({
 
 export const getMessage = defineRpc({
   name: 'chats.get_message',
-  subject: rpc('get_message'),
+  subject: chatsRpc('get_message'),
   request: withPrincipal({ id: z.string() }),
   response: MessageRecordSchema,
 });
@@ -156,28 +147,28 @@ export const ChatFiltersSchema = z.object({
 
 export const listChats = defineRpc({
   name: 'chats.list_chats',
-  subject: rpc('list_chats'),
+  subject: chatsRpc('list_chats'),
   request: withPrincipal({ filters: ChatFiltersSchema, ...PageRequest }),
-  response: z.object({ count: z.number().int(), results: z.array(ChatRecordSchema) }),
+  response: foundPage(ChatRecordSchema),
 });
 
 export const getChat = defineRpc({
   name: 'chats.get_chat',
-  subject: rpc('get_chat'),
+  subject: chatsRpc('get_chat'),
   request: withPrincipal({ wa_id: WaIdSchema }),
   response: ChatRecordSchema,
 });
 
 export const updateChat = defineRpc({
   name: 'chats.update_chat',
-  subject: rpc('update_chat'),
+  subject: chatsRpc('update_chat'),
   request: withPrincipal({ wa_id: WaIdSchema, resolved: z.boolean() }),
   response: ChatRecordSchema,
 });
 
 export const assignChat = defineRpc({
   name: 'chats.assign_chat',
-  subject: rpc('assign_chat'),
+  subject: chatsRpc('assign_chat'),
   request: withPrincipal({
     wa_id: WaIdSchema,
     assigned_to_user: z.number().int().nullable().optional(),
@@ -188,7 +179,7 @@ export const assignChat = defineRpc({
 
 export const markAsReceived = defineRpc({
   name: 'chats.mark_as_received',
-  subject: rpc('mark_as_received'),
+  subject: chatsRpc('mark_as_received'),
   request: withPrincipal({ customer_wa_id: WaIdSchema, timestamp: z.number().int().positive() }),
   response: z.object({
     customer_wa_id: WaIdSchema,
@@ -203,18 +194,18 @@ export const PersonSchema = z
 
 export const listPersons = defineRpc({
   name: 'chats.list_persons',
-  subject: rpc('list_persons'),
+  subject: chatsRpc('list_persons'),
   request: z.object({
     principal: PrincipalSchema,
     search: z.string().max(100).optional(),
     ...PageRequest,
   }),
-  response: z.object({ count: z.number().int(), results: z.array(PersonSchema) }),
+  response: foundPage(PersonSchema),
 });
 
 export const listTemplates = defineRpc({
   name: 'chats.list_templates',
-  subject: rpc('list_templates'),
+  subject: chatsRpc('list_templates'),
   request: z.object({ refresh: z.boolean(), ...PageRequest }),
   response: z.object({
     /** All templates of the number; `results` holds the page asked for. */
@@ -234,9 +225,9 @@ export const WhatsappAccountSchema = z
 
 export const listWhatsappAccounts = defineRpc({
   name: 'chats.list_accounts',
-  subject: rpc('list_accounts'),
+  subject: chatsRpc('list_accounts'),
   request: z.object(PageRequest),
-  response: z.object({ count: z.number().int(), results: z.array(WhatsappAccountSchema) }),
+  response: foundPage(WhatsappAccountSchema),
 });
 
 // ---- durable command: deliver a stored message to the network ----
@@ -281,14 +272,14 @@ export type InboundDeadLetter = z.infer<typeof InboundDeadLetterSchema>;
 
 export const listInboundDeadLetters = defineRpc({
   name: 'chats.list_inbound_dead_letters',
-  subject: rpc('list_inbound_dead_letters'),
+  subject: chatsRpc('list_inbound_dead_letters'),
   request: z.object({ ...PageRequest, redriven: z.boolean().optional() }),
-  response: z.object({ count: z.number().int(), results: z.array(InboundDeadLetterSchema) }),
+  response: foundPage(InboundDeadLetterSchema),
 });
 
 export const redriveInboundDeadLetter = defineRpc({
   name: 'chats.redrive_inbound_dead_letter',
-  subject: rpc('redrive_inbound_dead_letter'),
+  subject: chatsRpc('redrive_inbound_dead_letter'),
   request: withPrincipal({ id: z.number().int().positive() }),
   response: InboundDeadLetterSchema,
 });
