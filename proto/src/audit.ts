@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import { defineCommand, defineConsumer, defineRpc } from './contracts.ts';
-import { foundPage } from './requests.ts';
-import { subjects } from './subjects.ts';
+import { defineCommand, defineConsumer } from './contracts.ts';
+import { chatsRpc, foundPage } from './requests.ts';
 import { posixSecondsSchema } from './time.ts';
 
 /**
@@ -59,9 +58,7 @@ export const AuditListRequest = z.object({
 
 export const AuditListReply = foundPage(AuditLogSchema);
 
-export const auditList = defineRpc({
-  name: 'chats.audit_list',
-  subject: (i) => subjects.rpc(i, 'chats', 'audit_list'),
+export const auditList = chatsRpc('audit_list', {
   request: AuditListRequest,
   response: AuditListReply,
 });

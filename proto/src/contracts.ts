@@ -84,6 +84,22 @@ export function defineConsumer<S extends z.ZodType>(c: ConsumerContract<S>): Con
   return c;
 }
 
+/**
+ * The definer of one service's request/reply operations: operation `op` is named `<service>.<op>`
+ * after its subject `sb.<i>.rpc.<service>.<op>` (with `scope`, always that scope's subject,
+ * whatever instance the bus serves).
+ */
+export function serviceRpcs(service: string, scope?: InstanceId) {
+  return <Req extends z.ZodType, Res extends z.ZodType>(
+    op: string,
+    c: Omit<RpcContract<Req, Res>, 'name' | 'subject'>,
+  ): RpcContract<Req, Res> => ({
+    name: `${service}.${op}`,
+    subject: (i) => subjects.rpc(scope ?? i, service, op),
+    ...c,
+  });
+}
+
 export function defineRpc<Req extends z.ZodType, Res extends z.ZodType>(
   c: RpcContract<Req, Res>,
 ): RpcContract<Req, Res> {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineCommand, defineConsumer, defineRpc } from './contracts.ts';
+import { defineCommand, defineConsumer } from './contracts.ts';
 import { MessageMediaSchema } from './media.ts';
 import { WaIdSchema } from './network/common.ts';
 import { outboundMessageSchema } from './network/outbound.ts';
@@ -92,9 +92,7 @@ export type ChatRecord = z.infer<typeof ChatRecordSchema>;
 
 // ---- request/reply served by chats ----
 
-export const sendMessage = defineRpc({
-  name: 'chats.send_message',
-  subject: chatsRpc('send_message'),
+export const sendMessage = chatsRpc('send_message', {
   request: withPrincipal({
     /**
      * Per sender: a repeated key answers the message stored first (and sends once); the same
@@ -109,9 +107,7 @@ export const sendMessage = defineRpc({
   retryKeyField: 'idempotency_key',
 });
 
-export const listMessages = defineRpc({
-  name: 'chats.list_messages',
-  subject: chatsRpc('list_messages'),
+export const listMessages = chatsRpc('list_messages', {
   request: withPrincipal({
     wa_id: WaIdSchema,
     /** Only messages older than this second, newest first. */
@@ -128,9 +124,7 @@ export const listMessages = defineRpc({
   }),
 });
 
-export const getMessage = defineRpc({
-  name: 'chats.get_message',
-  subject: chatsRpc('get_message'),
+export const getMessage = chatsRpc('get_message', {
   request: withPrincipal({ id: z.string() }),
   response: MessageRecordSchema,
 });
@@ -145,30 +139,22 @@ export const ChatFiltersSchema = z.object({
   tag: z.string().min(1).max(100).optional(),
 });
 
-export const listChats = defineRpc({
-  name: 'chats.list_chats',
-  subject: chatsRpc('list_chats'),
+export const listChats = chatsRpc('list_chats', {
   request: withPrincipal({ filters: ChatFiltersSchema, ...PageRequest }),
   response: foundPage(ChatRecordSchema),
 });
 
-export const getChat = defineRpc({
-  name: 'chats.get_chat',
-  subject: chatsRpc('get_chat'),
+export const getChat = chatsRpc('get_chat', {
   request: withPrincipal({ wa_id: WaIdSchema }),
   response: ChatRecordSchema,
 });
 
-export const updateChat = defineRpc({
-  name: 'chats.update_chat',
-  subject: chatsRpc('update_chat'),
+export const updateChat = chatsRpc('update_chat', {
   request: withPrincipal({ wa_id: WaIdSchema, resolved: z.boolean() }),
   response: ChatRecordSchema,
 });
 
-export const assignChat = defineRpc({
-  name: 'chats.assign_chat',
-  subject: chatsRpc('assign_chat'),
+export const assignChat = chatsRpc('assign_chat', {
   request: withPrincipal({
     wa_id: WaIdSchema,
     assigned_to_user: z.number().int().nullable().optional(),
@@ -177,9 +163,7 @@ export const assignChat = defineRpc({
   response: ChatRecordSchema,
 });
 
-export const markAsReceived = defineRpc({
-  name: 'chats.mark_as_received',
-  subject: chatsRpc('mark_as_received'),
+export const markAsReceived = chatsRpc('mark_as_received', {
   request: withPrincipal({ customer_wa_id: WaIdSchema, timestamp: z.number().int().positive() }),
   response: z.object({
     customer_wa_id: WaIdSchema,
@@ -192,9 +176,7 @@ export const PersonSchema = z
   .object({ wa_id: WaIdSchema, profile_name: z.string(), first_seen_at: posixSecondsSchema() })
   .meta({ id: 'Person' });
 
-export const listPersons = defineRpc({
-  name: 'chats.list_persons',
-  subject: chatsRpc('list_persons'),
+export const listPersons = chatsRpc('list_persons', {
   request: z.object({
     principal: PrincipalSchema,
     search: z.string().max(100).optional(),
@@ -203,9 +185,7 @@ export const listPersons = defineRpc({
   response: foundPage(PersonSchema),
 });
 
-export const listTemplates = defineRpc({
-  name: 'chats.list_templates',
-  subject: chatsRpc('list_templates'),
+export const listTemplates = chatsRpc('list_templates', {
   request: z.object({ refresh: z.boolean(), ...PageRequest }),
   response: z.object({
     /** All templates of the number; `results` holds the page asked for. */
@@ -223,9 +203,7 @@ export const WhatsappAccountSchema = z
   })
   .meta({ id: 'WhatsappAccount' });
 
-export const listWhatsappAccounts = defineRpc({
-  name: 'chats.list_accounts',
-  subject: chatsRpc('list_accounts'),
+export const listWhatsappAccounts = chatsRpc('list_accounts', {
   request: z.object(PageRequest),
   response: foundPage(WhatsappAccountSchema),
 });
@@ -270,16 +248,12 @@ export const InboundDeadLetterSchema = z
   .meta({ id: 'InboundDeadLetter' });
 export type InboundDeadLetter = z.infer<typeof InboundDeadLetterSchema>;
 
-export const listInboundDeadLetters = defineRpc({
-  name: 'chats.list_inbound_dead_letters',
-  subject: chatsRpc('list_inbound_dead_letters'),
+export const listInboundDeadLetters = chatsRpc('list_inbound_dead_letters', {
   request: z.object({ ...PageRequest, redriven: z.boolean().optional() }),
   response: foundPage(InboundDeadLetterSchema),
 });
 
-export const redriveInboundDeadLetter = defineRpc({
-  name: 'chats.redrive_inbound_dead_letter',
-  subject: chatsRpc('redrive_inbound_dead_letter'),
+export const redriveInboundDeadLetter = chatsRpc('redrive_inbound_dead_letter', {
   request: withPrincipal({ id: z.number().int().positive() }),
   response: InboundDeadLetterSchema,
 });

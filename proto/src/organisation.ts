@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { defineRpc } from './contracts.ts';
 import { ServiceError } from './errors.ts';
 import { ContactSchema } from './messaging.ts';
 import { WaIdSchema } from './network/common.ts';
@@ -33,23 +32,20 @@ function collectionRpcs<
   plural: string,
   c: { item: Item; filters: Filters; field: Field; create: Create; created: Created; update: Update },
 ) {
-  const named = (op: string) => ({ name: `chats.${plural}_${op}`, subject: chatsRpc(`${plural}_${op}`) });
+  const op = (name: string) => `${plural}_${name}`;
   const creation = { [c.field]: c.create } as Record<Field, Create>;
   return {
-    list: defineRpc({
-      ...named('list'),
+    list: chatsRpc(op('list'), {
       request: withPrincipal({ ...c.filters, ...PageRequest }),
       response: foundPage(c.item),
     }),
-    get: defineRpc({ ...named('get'), request: withPrincipal({ id: RowId }), response: c.item }),
-    create: defineRpc({ ...named('create'), request: withPrincipal(creation), response: c.created }),
-    update: defineRpc({
-      ...named('update'),
+    get: chatsRpc(op('get'), { request: withPrincipal({ id: RowId }), response: c.item }),
+    create: chatsRpc(op('create'), { request: withPrincipal(creation), response: c.created }),
+    update: chatsRpc(op('update'), {
       request: withPrincipal({ id: RowId, changes: c.update }),
       response: c.item,
     }),
-    remove: defineRpc({
-      ...named('delete'),
+    remove: chatsRpc(op('delete'), {
       request: withPrincipal({ id: RowId }),
       response: z.object({ deleted: z.boolean() }),
     }),
@@ -220,9 +216,7 @@ export const DirectoryContactSchema = ContactSchema.extend({
 });
 export type DirectoryContact = z.infer<typeof DirectoryContactSchema>;
 
-export const listContacts = defineRpc({
-  name: 'chats.contacts_list',
-  subject: chatsRpc('contacts_list'),
+export const listContacts = chatsRpc('contacts_list', {
   request: withPrincipal({ search: z.string().max(100).optional(), ...PageRequest }),
   response: z.object({
     count: z.number().int(),
@@ -230,9 +224,7 @@ export const listContacts = defineRpc({
     failed_providers: z.array(FailedProviderSchema),
   }),
 });
-export const getContact = defineRpc({
-  name: 'chats.contacts_get',
-  subject: chatsRpc('contacts_get'),
+export const getContact = chatsRpc('contacts_get', {
   request: withPrincipal({ wa_id: WaIdSchema }),
   response: DirectoryContactSchema.extend({ failed_providers: z.array(FailedProviderSchema) }),
 });
@@ -246,9 +238,7 @@ export const ContactVerificationSchema = z
   })
   .meta({ id: 'ContactVerification', examples: [{ wa_id: '4915112345678', status: 'valid' }] });
 
-export const verifyContact = defineRpc({
-  name: 'chats.contacts_verify',
-  subject: chatsRpc('contacts_verify'),
+export const verifyContact = chatsRpc('contacts_verify', {
   request: withPrincipal({ wa_id: WaIdSchema }),
   response: ContactVerificationSchema,
 });
@@ -261,9 +251,7 @@ export const ContactBlockSchema = z
   })
   .meta({ id: 'ContactBlock', examples: [{ wa_id: '4915112345678', blocked: true, reported: false }] });
 
-export const blockContact = defineRpc({
-  name: 'chats.contacts_block',
-  subject: chatsRpc('contacts_block'),
+export const blockContact = chatsRpc('contacts_block', {
   request: withPrincipal({
     wa_id: WaIdSchema,
     blocked: z.boolean(),
@@ -396,45 +384,31 @@ export const TaggingEventSchema = z
     ],
   });
 
-export const listChatTaggings = defineRpc({
-  name: 'chats.chat_taggings_list',
-  subject: chatsRpc('chat_taggings_list'),
+export const listChatTaggings = chatsRpc('chat_taggings_list', {
   request: withPrincipal({ chat: WaIdSchema.optional(), tag: RowId.optional(), ...PageRequest }),
   response: foundPage(ChatTaggingSchema),
 });
-export const createChatTagging = defineRpc({
-  name: 'chats.chat_taggings_create',
-  subject: chatsRpc('chat_taggings_create'),
+export const createChatTagging = chatsRpc('chat_taggings_create', {
   request: withPrincipal({ tagging: ChatTaggingCreateSchema }),
   response: ChatTaggingSchema,
 });
-export const deleteChatTagging = defineRpc({
-  name: 'chats.chat_taggings_delete',
-  subject: chatsRpc('chat_taggings_delete'),
+export const deleteChatTagging = chatsRpc('chat_taggings_delete', {
   request: withPrincipal({ id: RowId }),
   response: z.object({ deleted: z.boolean() }),
 });
-export const listMessageTaggings = defineRpc({
-  name: 'chats.message_taggings_list',
-  subject: chatsRpc('message_taggings_list'),
+export const listMessageTaggings = chatsRpc('message_taggings_list', {
   request: withPrincipal({ message: z.string().max(200).optional(), tag: RowId.optional(), ...PageRequest }),
   response: foundPage(MessageTaggingSchema),
 });
-export const createMessageTagging = defineRpc({
-  name: 'chats.message_taggings_create',
-  subject: chatsRpc('message_taggings_create'),
+export const createMessageTagging = chatsRpc('message_taggings_create', {
   request: withPrincipal({ tagging: MessageTaggingCreateSchema }),
   response: MessageTaggingSchema,
 });
-export const deleteMessageTagging = defineRpc({
-  name: 'chats.message_taggings_delete',
-  subject: chatsRpc('message_taggings_delete'),
+export const deleteMessageTagging = chatsRpc('message_taggings_delete', {
   request: withPrincipal({ id: RowId }),
   response: z.object({ deleted: z.boolean() }),
 });
-export const listTaggingEvents = defineRpc({
-  name: 'chats.tagging_events_list',
-  subject: chatsRpc('tagging_events_list'),
+export const listTaggingEvents = chatsRpc('tagging_events_list', {
   request: withPrincipal({ target: TaggingTargetSchema, filters: TaggingFiltersSchema, ...PageRequest }),
   response: foundPage(TaggingEventSchema),
 });

@@ -1,10 +1,9 @@
 import { z } from 'zod';
-import type { InstanceId } from './instance.ts';
+import { serviceRpcs } from './contracts.ts';
 import { PrincipalSchema } from './principal.ts';
-import { subjects } from './subjects.ts';
 
-/** The subject of a request chats serves, `sb.<i>.rpc.chats.<op>`. */
-export const chatsRpc = (op: string) => (i: InstanceId) => subjects.rpc(i, 'chats', op);
+/** Defines a request chats serves. */
+export const chatsRpc = serviceRpcs('chats');
 
 /** A request served for a caller: the caller's principal (the service checks it again) and its fields. */
 export const withPrincipal = <T extends z.ZodRawShape>(shape: T) =>

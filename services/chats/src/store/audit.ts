@@ -25,6 +25,22 @@ export async function insertAuditEntry(
     .execute();
 }
 
+/**
+ * Makes a change and writes the event-log entry it leaves in one transaction, so that neither is
+ * ever stored without the other; `entryOf` builds the entry from what the change returned.
+ */
+export function withAuditEntry<T>(
+  db: Kysely<ChatsDatabase>,
+  change: (trx: Transaction<ChatsDatabase>) => Promise<T>,
+  entryOf: (result: T) => AuditEntry,
+): Promise<T> {
+  return db.transaction().execute(async (trx) => {
+    const result = await change(trx);
+    await insertAuditEntry(trx, entryOf(result));
+    return result;
+  });
+}
+
 /** A chat entry, written in the same transaction as the change it records. */
 export function chatAuditEntry(
   actor: Principal | null,
