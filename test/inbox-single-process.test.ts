@@ -1,7 +1,7 @@
 import { startReceiver, waitFor } from '@switchboard/testkit';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ApiMessage, chatMessages, json } from './support/api.ts';
+import { type ApiMessage, chatMessages, firstCustomerText, json } from './support/api.ts';
 import { ADMIN, type Inbox, startInboxAsAdmin } from './support/inbox.ts';
 
 /**
@@ -58,13 +58,13 @@ describe('single process (services/inbox)', () => {
 
     // Inbound: network → gateway → chats (stored, listed) → fanout (the user's webhook).
     const waId = '491700000777';
-    const sent = await inbox.customerSays(waId, {
-      type: 'text',
-      text: { body: 'one process, please' },
-      profile_name: 'Uno Proceso',
-    });
-    await waitFor(async () => (await messagesOf(waId)).length === 1, 15_000, 'stored message');
-    const [stored] = await messagesOf(waId);
+    const { sent, stored } = await firstCustomerText(
+      inbox,
+      admin,
+      waId,
+      'one process, please',
+      'Uno Proceso',
+    );
     expect(stored).toMatchObject({ wamid: sent.id, from_us: false, sender: null });
     expect(stored?.waba_payload).toMatchObject({ type: 'text', text: { body: 'one process, please' } });
     const chats = await json<{ results: Array<{ wa_id: string }> }>(

@@ -42,6 +42,21 @@ async function received(waId: string): Promise<Received['messages']> {
   return ((await res.json()) as Received).messages;
 }
 
+/** The first message of `type` the customer received, once there is one. */
+async function receivedOfType(waId: string, type: string): Promise<Received['messages'][number]> {
+  let got: Received['messages'][number] | undefined;
+  await waitFor(
+    async () => {
+      got = (await received(waId)).find((m) => m.type === type);
+      return got !== undefined;
+    },
+    30_000,
+    () => `the customer receiving the ${type} (${inbox.chats.output().slice(-2000)})`,
+  );
+  if (!got) throw new Error(`no ${type} received`);
+  return got;
+}
+
 async function messageByWamid(waId: string, wamid: string): Promise<ApiMessage | undefined> {
   return (await chatMessages(inbox, waId, admin)).find((m) => m.wamid === wamid);
 }
@@ -84,15 +99,7 @@ describe('media between the inbox, its clients and the network', () => {
     const file = await upload(image, 'image/jpeg', 'shelf.jpg');
     const sent = await send({ wa_id: waId, type: 'image', image: { link: file.file, caption: 'The shelf' } });
 
-    let got: Received['messages'][number] | undefined;
-    await waitFor(
-      async () => {
-        got = (await received(waId)).find((m) => m.type === 'image');
-        return got !== undefined;
-      },
-      30_000,
-      () => `the customer receiving the image (${inbox.chats.output().slice(-2000)})`,
-    );
+    const got = await receivedOfType(waId, 'image');
     expect(got?.message.image?.link).toBeUndefined();
     expect(got?.media).toEqual([
       { id: got?.message.image?.id, sha256: sha256(image), size: image.length, mime_type: 'image/jpeg' },
@@ -132,15 +139,7 @@ describe('media between the inbox, its clients and the network', () => {
         ],
       },
     });
-    let got: Received['messages'][number] | undefined;
-    await waitFor(
-      async () => {
-        got = (await received(waId)).find((m) => m.type === 'template');
-        return got !== undefined;
-      },
-      30_000,
-      () => `the customer receiving the template (${inbox.chats.output().slice(-2000)})`,
-    );
+    const got = await receivedOfType(waId, 'template');
     expect(JSON.stringify(got?.message)).not.toContain(file.file);
     expect(got?.media).toEqual([
       { id: expect.any(String), sha256: sha256(image), size: image.length, mime_type: 'image/png' },

@@ -1,7 +1,7 @@
 import { messagesWebhookBody } from '@switchboard/proto';
 import { waitFor } from '@switchboard/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ApiMessage, chatMessages, json } from './support/api.ts';
+import { type ApiMessage, chatMessages, firstCustomerText, json } from './support/api.ts';
 import { ADMIN, type Inbox, startInboxAsAdmin } from './support/inbox.ts';
 
 let inbox: Inbox;
@@ -25,6 +25,25 @@ const pathOf = (link: string) => {
 
 const messagesOf = (waId: string, token = admin) => chatMessages(inbox, waId, token);
 
+/**
+ * A text from the admin to a customer who wrote first (the window is open) and whose sandbox
+ * settings (`undeliverable`, `never_reads`, …) are `settings`.
+ */
+async function sendToCustomerWho(waId: string, settings: Record<string, boolean>, text: string) {
+  await inbox.customerSays(waId, { type: 'text', text: { body: 'hi' } });
+  await waitFor(async () => (await messagesOf(waId)).length === 1, 15_000, 'inbound stored');
+  await fetch(`${inbox.sandbox.url}/sandbox/customers/${waId}`, {
+    method: 'PATCH',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(settings),
+  });
+  const res = await inbox.api('POST', '/api/v1/messages/', {
+    token: admin,
+    body: { wa_id: waId, type: 'text', text: { body: text } },
+  });
+  return json<ApiMessage>(res);
+}
+
 const NUMBER = { wabaId: 'waba', displayPhoneNumber: '1', phoneNumberId: '1' };
 const now = () => String(Math.floor(Date.now() / 1000));
 
@@ -38,13 +57,7 @@ const statusBody = (wamid: string, waId: string, status: string, ts: number) =>
 describe('inbound', () => {
   it('a customer message creates person, chat and message and opens the window', async () => {
     const waId = '491700000001';
-    const sent = await inbox.customerSays(waId, {
-      type: 'text',
-      text: { body: 'Hallo!' },
-      profile_name: 'Erika Muster',
-    });
-    await waitFor(async () => (await messagesOf(waId)).length === 1, 15_000, 'stored message');
-    const [m] = await messagesOf(waId);
+    const { sent, stored: m } = await firstCustomerText(inbox, admin, waId, 'Hallo!', 'Erika Muster');
     expect(m).toMatchObject({ wamid: sent.id, from_us: false, sender: null });
     expect(m?.waba_payload).toMatchObject({ type: 'text', text: { body: 'Hallo!' } });
     expect(m?.contact.waba_payload.profile.name).toBe('Erika Muster');
@@ -204,18 +217,7 @@ describe('sending', () => {
 
   it('a network rejection becomes a failed status with the network error', async () => {
     const waId = '491700000013';
-    await inbox.customerSays(waId, { type: 'text', text: { body: 'hi' } });
-    await waitFor(async () => (await messagesOf(waId)).length === 1, 15_000, 'inbound stored');
-    await fetch(`${inbox.sandbox.url}/sandbox/customers/${waId}`, {
-      method: 'PATCH',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ undeliverable: true }),
-    });
-    const res = await inbox.api('POST', '/api/v1/messages/', {
-      token: admin,
-      body: { wa_id: waId, type: 'text', text: { body: 'will fail' } },
-    });
-    const m = await json<ApiMessage>(res);
+    const m = await sendToCustomerWho(waId, { undeliverable: true }, 'will fail');
     await waitFor(
       async () => Boolean((await messagesOf(waId)).find((x) => x.id === m.id)?.waba_statuses.failed),
       20_000,
@@ -227,18 +229,7 @@ describe('sending', () => {
 
   it('folds statuses arriving read before delivered into a consistent record', async () => {
     const waId = '491700000014';
-    await inbox.customerSays(waId, { type: 'text', text: { body: 'hi' } });
-    await waitFor(async () => (await messagesOf(waId)).length === 1, 15_000, 'inbound stored');
-    await fetch(`${inbox.sandbox.url}/sandbox/customers/${waId}`, {
-      method: 'PATCH',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ never_reads: true }),
-    });
-    const res = await inbox.api('POST', '/api/v1/messages/', {
-      token: admin,
-      body: { wa_id: waId, type: 'text', text: { body: 'status order' } },
-    });
-    const m = await json<ApiMessage>(res);
+    const m = await sendToCustomerWho(waId, { never_reads: true }, 'status order');
     let wamid = '';
     await waitFor(
       async () => {

@@ -1,4 +1,5 @@
 import type { MessageMedia } from '@switchboard/proto';
+import { waitFor } from '@switchboard/testkit';
 import type { Inbox } from './inbox.ts';
 
 /** A response body as the type the test expects of it (the tests check the values themselves). */
@@ -34,4 +35,25 @@ export async function chatMessages(inbox: Inbox, waId: string, token: string): P
   const res = await inbox.api('GET', `/api/v1/messages/?wa_id=${waId}&limit=100`, { token });
   if (res.status !== 200) return [];
   return (await json<{ results: ApiMessage[] }>(res)).results;
+}
+
+/**
+ * A customer's first text through the network (a chat of its own), once the inbox stored it:
+ * what the network sent and the message as `token`'s user reads it.
+ */
+export async function firstCustomerText(
+  inbox: Inbox,
+  token: string,
+  waId: string,
+  text: string,
+  profileName: string,
+): Promise<{ sent: { id: string }; stored: ApiMessage | undefined }> {
+  const sent = await inbox.customerSays(waId, {
+    type: 'text',
+    text: { body: text },
+    profile_name: profileName,
+  });
+  await waitFor(async () => (await chatMessages(inbox, waId, token)).length === 1, 15_000, 'stored message');
+  const [stored] = await chatMessages(inbox, waId, token);
+  return { sent, stored };
 }
