@@ -10,6 +10,7 @@ import { ensureConfigurator, instanceId, streamName } from '@switchboard/proto';
 import { type Bus, createBus } from '@switchboard/proto/bus';
 import { type Receiver, startReceiver, testNatsUrl, waitFor } from '@switchboard/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { json } from './support/api.ts';
 import { type Inbox, startInbox } from './support/inbox.ts';
 
 type Role =
@@ -120,8 +121,6 @@ const CHAT_A = '4915550000001'; // assigned to agent_assigned
 const CHAT_B = '4915550000002'; // assigned to nobody
 let sentWamid = '';
 let tagId = 0;
-
-const json = async <T>(res: Response): Promise<T> => (await res.json()) as T;
 
 async function call(role: Role, method: string, url: string, body?: unknown): Promise<Response> {
   const token = tokens.get(role);

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { type Inbox, startInbox } from './support/inbox.ts';
+import { type Inbox, startInboxAsAdmin } from './support/inbox.ts';
 import { jpeg, multipart, oggOpus, pdf, png, sha256 } from './support/media-files.ts';
 
 /**
@@ -22,13 +22,14 @@ const MAX_IMAGE_BYTES = 20_000;
 let inbox: Inbox;
 let token: string;
 
-beforeAll(async () => {
-  inbox = await startInbox({ env: { MEDIA_MAX_IMAGE_BYTES: String(MAX_IMAGE_BYTES) } });
-  token = await inbox.login();
-}, 120_000);
-afterAll(async () => {
-  await inbox?.stop();
-});
+beforeAll(
+  async () =>
+    ({ inbox, admin: token } = await startInboxAsAdmin({
+      env: { MEDIA_MAX_IMAGE_BYTES: String(MAX_IMAGE_BYTES) },
+    })),
+  120_000,
+);
+afterAll(async () => inbox?.stop());
 
 const StoredMedia = z.object({
   id: z.uuid(),

@@ -10,7 +10,7 @@ import { repoRoot, testNatsUrl, waitFor } from '@switchboard/testkit';
 import { strToU8, zipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { type Inbox, startInbox } from './support/inbox.ts';
+import { type Inbox, startInboxAsAdmin } from './support/inbox.ts';
 
 /**
  * `POST /api/v1/chat_import/` end to end: every real-world export format of the parser's fixture
@@ -59,13 +59,14 @@ const MAX_BYTES = 1024 * 1024;
 let inbox: Inbox;
 let token: string;
 
-beforeAll(async () => {
-  inbox = await startInbox({ env: { CHAT_IMPORT_MAX_BYTES: String(MAX_BYTES) } });
-  token = await inbox.login();
-}, 120_000);
-afterAll(async () => {
-  await inbox?.stop();
-});
+beforeAll(
+  async () =>
+    ({ inbox, admin: token } = await startInboxAsAdmin({
+      env: { CHAT_IMPORT_MAX_BYTES: String(MAX_BYTES) },
+    })),
+  120_000,
+);
+afterAll(async () => inbox?.stop());
 
 /** Messages on the instance's events stream (what the fan-out delivers to per-user webhooks). */
 async function eventCount(): Promise<number> {

@@ -9,6 +9,7 @@ import {
 import { createBus } from '@switchboard/proto/bus';
 import { testNatsUrl, waitFor } from '@switchboard/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { json } from './support/api.ts';
 import { type Inbox, startInbox } from './support/inbox.ts';
 
 /** Reached only from inside (a bug, a failed dependency): covered by test/bus-reliability.test.ts. */
@@ -27,8 +28,6 @@ let agent = '';
 let configurator = '';
 let configuratorId = 0;
 let adminId = 0;
-
-const json = async <T>(res: Response): Promise<T> => (await res.json()) as T;
 
 beforeAll(async () => {
   inbox = await startInbox({

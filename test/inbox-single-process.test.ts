@@ -1,7 +1,8 @@
 import { startReceiver, waitFor } from '@switchboard/testkit';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN, type Inbox, startInbox } from './support/inbox.ts';
+import { type ApiMessage, chatMessages, firstCustomerText, json } from './support/api.ts';
+import { ADMIN, type Inbox, startInboxAsAdmin } from './support/inbox.ts';
 
 /**
  * Single-process mode: `services/inbox/src/main.ts` runs gateway, chats and fanout of one
@@ -12,29 +13,14 @@ import { ADMIN, type Inbox, startInbox } from './support/inbox.ts';
 let inbox: Inbox;
 let admin: string;
 
-beforeAll(async () => {
-  // Info logs, to see the process say what it runs and that it stopped.
-  inbox = await startInbox({ singleProcess: true, env: { LOG_LEVEL: 'info' } });
-  admin = await inbox.login();
-});
+// Info logs, to see the process say what it runs and that it stopped.
+beforeAll(
+  async () =>
+    ({ inbox, admin } = await startInboxAsAdmin({ singleProcess: true, env: { LOG_LEVEL: 'info' } })),
+);
 afterAll(async () => inbox?.stop());
 
-const json = async <T>(res: Response): Promise<T> => (await res.json()) as T;
-
-interface MessageOut {
-  id: string;
-  wamid: string | null;
-  from_us: boolean;
-  waba_payload: Record<string, unknown>;
-  waba_statuses: { sent?: number; delivered?: number; read?: number };
-  sender: { username: string } | null;
-}
-
-async function messagesOf(waId: string): Promise<MessageOut[]> {
-  const res = await inbox.api('GET', `/api/v1/messages/?wa_id=${waId}&limit=100`, { token: admin });
-  if (res.status !== 200) return [];
-  return (await json<{ results: MessageOut[] }>(res)).results;
-}
+const messagesOf = (waId: string) => chatMessages(inbox, waId, admin);
 
 describe('single process (services/inbox)', () => {
   it('is one process for gateway, chats, fanout and media', () => {
@@ -72,13 +58,13 @@ describe('single process (services/inbox)', () => {
 
     // Inbound: network → gateway → chats (stored, listed) → fanout (the user's webhook).
     const waId = '491700000777';
-    const sent = await inbox.customerSays(waId, {
-      type: 'text',
-      text: { body: 'one process, please' },
-      profile_name: 'Uno Proceso',
-    });
-    await waitFor(async () => (await messagesOf(waId)).length === 1, 15_000, 'stored message');
-    const [stored] = await messagesOf(waId);
+    const { sent, stored } = await firstCustomerText(
+      inbox,
+      admin,
+      waId,
+      'one process, please',
+      'Uno Proceso',
+    );
     expect(stored).toMatchObject({ wamid: sent.id, from_us: false, sender: null });
     expect(stored?.waba_payload).toMatchObject({ type: 'text', text: { body: 'one process, please' } });
     const chats = await json<{ results: Array<{ wa_id: string }> }>(
@@ -115,7 +101,7 @@ describe('single process (services/inbox)', () => {
       body: { wa_id: waId, type: 'text', text: { body: 'Served by one process.' } },
     });
     expect(res.status).toBe(202);
-    const accepted = await json<MessageOut>(res);
+    const accepted = await json<ApiMessage>(res);
     expect(accepted).toMatchObject({ from_us: true, sender: { username: ADMIN.username } });
     await waitFor(
       async () => {

@@ -1,26 +1,16 @@
 import { type MediaFile, MediaFileSchema, type MessageMedia } from '@switchboard/proto';
 import { waitFor } from '@switchboard/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Inbox, startInbox } from './support/inbox.ts';
+import { type ApiMessage, chatMessages, json } from './support/api.ts';
+import { type Inbox, startInboxAsAdmin } from './support/inbox.ts';
 import { jpeg, multipart, oggOpus, pdf, png, sha256 } from './support/media-files.ts';
 
 let inbox: Inbox;
 let admin: string;
 
-beforeAll(async () => {
-  inbox = await startInbox();
-  admin = await inbox.login();
-});
+beforeAll(async () => ({ inbox, admin } = await startInboxAsAdmin()));
 afterAll(async () => inbox?.stop());
 
-interface MessageOut {
-  id: string;
-  wamid: string | null;
-  type: string;
-  from_us: boolean;
-  media: MessageMedia | null;
-  waba_statuses: { sent?: number; failed?: unknown };
-}
 interface Received {
   messages: Array<{
     id: string;
@@ -41,10 +31,10 @@ async function upload(data: Buffer, type: string, filename: string): Promise<Med
   return MediaFileSchema.parse(await res.json());
 }
 
-async function send(body: Record<string, unknown>): Promise<MessageOut> {
+async function send(body: Record<string, unknown>): Promise<ApiMessage> {
   const res = await inbox.api('POST', '/api/v1/messages/', { token: admin, body });
   expect(res.status, await res.clone().text()).toBe(202);
-  return (await res.json()) as MessageOut;
+  return json<ApiMessage>(res);
 }
 
 async function received(waId: string): Promise<Received['messages']> {
@@ -52,10 +42,23 @@ async function received(waId: string): Promise<Received['messages']> {
   return ((await res.json()) as Received).messages;
 }
 
-async function messageByWamid(waId: string, wamid: string): Promise<MessageOut | undefined> {
-  const res = await inbox.api('GET', `/api/v1/messages/?wa_id=${waId}&limit=100`, { token: admin });
-  if (res.status !== 200) return undefined;
-  return ((await res.json()) as { results: MessageOut[] }).results.find((m) => m.wamid === wamid);
+/** The first message of `type` the customer received, once there is one. */
+async function receivedOfType(waId: string, type: string): Promise<Received['messages'][number]> {
+  let got: Received['messages'][number] | undefined;
+  await waitFor(
+    async () => {
+      got = (await received(waId)).find((m) => m.type === type);
+      return got !== undefined;
+    },
+    30_000,
+    () => `the customer receiving the ${type} (${inbox.chats.output().slice(-2000)})`,
+  );
+  if (!got) throw new Error(`no ${type} received`);
+  return got;
+}
+
+async function messageByWamid(waId: string, wamid: string): Promise<ApiMessage | undefined> {
+  return (await chatMessages(inbox, waId, admin)).find((m) => m.wamid === wamid);
 }
 
 async function storedMedia(waId: string, wamid: string): Promise<MessageMedia> {
@@ -96,15 +99,7 @@ describe('media between the inbox, its clients and the network', () => {
     const file = await upload(image, 'image/jpeg', 'shelf.jpg');
     const sent = await send({ wa_id: waId, type: 'image', image: { link: file.file, caption: 'The shelf' } });
 
-    let got: Received['messages'][number] | undefined;
-    await waitFor(
-      async () => {
-        got = (await received(waId)).find((m) => m.type === 'image');
-        return got !== undefined;
-      },
-      30_000,
-      () => `the customer receiving the image (${inbox.chats.output().slice(-2000)})`,
-    );
+    const got = await receivedOfType(waId, 'image');
     expect(got?.message.image?.link).toBeUndefined();
     expect(got?.media).toEqual([
       { id: got?.message.image?.id, sha256: sha256(image), size: image.length, mime_type: 'image/jpeg' },
@@ -144,15 +139,7 @@ describe('media between the inbox, its clients and the network', () => {
         ],
       },
     });
-    let got: Received['messages'][number] | undefined;
-    await waitFor(
-      async () => {
-        got = (await received(waId)).find((m) => m.type === 'template');
-        return got !== undefined;
-      },
-      30_000,
-      () => `the customer receiving the template (${inbox.chats.output().slice(-2000)})`,
-    );
+    const got = await receivedOfType(waId, 'template');
     expect(JSON.stringify(got?.message)).not.toContain(file.file);
     expect(got?.media).toEqual([
       { id: expect.any(String), sha256: sha256(image), size: image.length, mime_type: 'image/png' },
@@ -171,7 +158,7 @@ describe('media between the inbox, its clients and the network', () => {
     await waitFor(
       async () => {
         const res = await inbox.api('GET', `/api/v1/messages/${sent.id}/`, { token: admin });
-        failed = ((await res.json()) as MessageOut).waba_statuses.failed as typeof failed;
+        failed = (await json<ApiMessage>(res)).waba_statuses.failed as typeof failed;
         return failed !== undefined;
       },
       30_000,

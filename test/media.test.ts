@@ -1,16 +1,13 @@
 import { type MediaFile, MediaFileSchema } from '@switchboard/proto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Inbox, startInbox } from './support/inbox.ts';
+import { type Inbox, startInboxAsAdmin } from './support/inbox.ts';
 import { jpeg, multipart, oggOpus, pdf, png, sha256 } from './support/media-files.ts';
 
 let inbox: Inbox;
 let admin: string;
 
-beforeAll(async () => {
-  inbox = await startInbox();
-  admin = await inbox.login();
-});
+beforeAll(async () => ({ inbox, admin } = await startInboxAsAdmin()));
 afterAll(async () => inbox?.stop());
 
 async function upload(

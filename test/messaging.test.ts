@@ -1,40 +1,14 @@
 import { messagesWebhookBody } from '@switchboard/proto';
 import { waitFor } from '@switchboard/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN, type Inbox, startInbox } from './support/inbox.ts';
+import { type ApiMessage, chatMessages, firstCustomerText, json } from './support/api.ts';
+import { ADMIN, type Inbox, startInboxAsAdmin } from './support/inbox.ts';
 
 let inbox: Inbox;
 let admin: string;
 
-beforeAll(async () => {
-  inbox = await startInbox();
-  admin = await inbox.login();
-});
+beforeAll(async () => ({ inbox, admin } = await startInboxAsAdmin()));
 afterAll(async () => inbox?.stop());
-
-const json = async <T>(res: Response): Promise<T> => (await res.json()) as T;
-
-interface MessageOut {
-  id: string;
-  wamid: string | null;
-  from_us: boolean;
-  waba_payload: Record<string, unknown>;
-  waba_statuses: {
-    sent?: number;
-    delivered?: number;
-    read?: number;
-    failed?: { errors: Array<{ code: number }> };
-  };
-  contact: {
-    wa_id: string;
-    messaging_window_expires_at: number | null;
-    waba_payload: { profile: { name: string } };
-  };
-  sender: { username: string } | null;
-  timestamp: number;
-  before_time: number;
-  since_time: number;
-}
 
 /** An integer of POSIX seconds within `slack` seconds of now (milliseconds or ISO strings fail). */
 function expectRecentSeconds(value: unknown, what: string, slack = 15, offset = 0): void {
@@ -49,10 +23,25 @@ const pathOf = (link: string) => {
   return `${u.pathname}${u.search}`;
 };
 
-async function messagesOf(waId: string, token = admin): Promise<MessageOut[]> {
-  const res = await inbox.api('GET', `/api/v1/messages/?wa_id=${waId}&limit=100`, { token });
-  if (res.status !== 200) return [];
-  return (await json<{ results: MessageOut[] }>(res)).results;
+const messagesOf = (waId: string, token = admin) => chatMessages(inbox, waId, token);
+
+/**
+ * A text from the admin to a customer who wrote first (the window is open) and whose sandbox
+ * settings (`undeliverable`, `never_reads`, …) are `settings`.
+ */
+async function sendToCustomerWho(waId: string, settings: Record<string, boolean>, text: string) {
+  await inbox.customerSays(waId, { type: 'text', text: { body: 'hi' } });
+  await waitFor(async () => (await messagesOf(waId)).length === 1, 15_000, 'inbound stored');
+  await fetch(`${inbox.sandbox.url}/sandbox/customers/${waId}`, {
+    method: 'PATCH',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(settings),
+  });
+  const res = await inbox.api('POST', '/api/v1/messages/', {
+    token: admin,
+    body: { wa_id: waId, type: 'text', text: { body: text } },
+  });
+  return json<ApiMessage>(res);
 }
 
 const NUMBER = { wabaId: 'waba', displayPhoneNumber: '1', phoneNumberId: '1' };
@@ -68,13 +57,7 @@ const statusBody = (wamid: string, waId: string, status: string, ts: number) =>
 describe('inbound', () => {
   it('a customer message creates person, chat and message and opens the window', async () => {
     const waId = '491700000001';
-    const sent = await inbox.customerSays(waId, {
-      type: 'text',
-      text: { body: 'Hallo!' },
-      profile_name: 'Erika Muster',
-    });
-    await waitFor(async () => (await messagesOf(waId)).length === 1, 15_000, 'stored message');
-    const [m] = await messagesOf(waId);
+    const { sent, stored: m } = await firstCustomerText(inbox, admin, waId, 'Hallo!', 'Erika Muster');
     expect(m).toMatchObject({ wamid: sent.id, from_us: false, sender: null });
     expect(m?.waba_payload).toMatchObject({ type: 'text', text: { body: 'Hallo!' } });
     expect(m?.contact.waba_payload.profile.name).toBe('Erika Muster');
@@ -138,7 +121,7 @@ describe('sending', () => {
       body: { wa_id: waId, type: 'text', text: { body: 'Of course.' } },
     });
     expect(res.status).toBe(202);
-    const accepted = await json<MessageOut>(res);
+    const accepted = await json<ApiMessage>(res);
     expect(accepted).toMatchObject({
       from_us: true,
       waba_statuses: {},
@@ -183,7 +166,7 @@ describe('sending', () => {
       body: { wa_id: waId, type: 'template', template: { name: 'hello_world', language: { code: 'en_US' } } },
     });
     expect(template.status).toBe(202);
-    const t = await json<MessageOut>(template);
+    const t = await json<ApiMessage>(template);
     await waitFor(
       async () => Boolean((await messagesOf(waId)).find((m) => m.id === t.id)?.waba_statuses.sent),
       20_000,
@@ -219,7 +202,7 @@ describe('sending', () => {
       });
     const [a, b] = await Promise.all([send(), send()]);
     const c = await send();
-    const ids = await Promise.all([a, b, c].map(async (r) => (await json<MessageOut>(r)).id));
+    const ids = await Promise.all([a, b, c].map(async (r) => (await json<ApiMessage>(r)).id));
     expect(new Set(ids).size).toBe(1);
     await waitFor(
       async () => Boolean((await messagesOf(waId)).find((m) => m.id === ids[0])?.wamid),
@@ -234,18 +217,7 @@ describe('sending', () => {
 
   it('a network rejection becomes a failed status with the network error', async () => {
     const waId = '491700000013';
-    await inbox.customerSays(waId, { type: 'text', text: { body: 'hi' } });
-    await waitFor(async () => (await messagesOf(waId)).length === 1, 15_000, 'inbound stored');
-    await fetch(`${inbox.sandbox.url}/sandbox/customers/${waId}`, {
-      method: 'PATCH',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ undeliverable: true }),
-    });
-    const res = await inbox.api('POST', '/api/v1/messages/', {
-      token: admin,
-      body: { wa_id: waId, type: 'text', text: { body: 'will fail' } },
-    });
-    const m = await json<MessageOut>(res);
+    const m = await sendToCustomerWho(waId, { undeliverable: true }, 'will fail');
     await waitFor(
       async () => Boolean((await messagesOf(waId)).find((x) => x.id === m.id)?.waba_statuses.failed),
       20_000,
@@ -257,18 +229,7 @@ describe('sending', () => {
 
   it('folds statuses arriving read before delivered into a consistent record', async () => {
     const waId = '491700000014';
-    await inbox.customerSays(waId, { type: 'text', text: { body: 'hi' } });
-    await waitFor(async () => (await messagesOf(waId)).length === 1, 15_000, 'inbound stored');
-    await fetch(`${inbox.sandbox.url}/sandbox/customers/${waId}`, {
-      method: 'PATCH',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ never_reads: true }),
-    });
-    const res = await inbox.api('POST', '/api/v1/messages/', {
-      token: admin,
-      body: { wa_id: waId, type: 'text', text: { body: 'status order' } },
-    });
-    const m = await json<MessageOut>(res);
+    const m = await sendToCustomerWho(waId, { never_reads: true }, 'status order');
     let wamid = '';
     await waitFor(
       async () => {
@@ -316,7 +277,7 @@ describe('sending', () => {
       body: { wa_id: waId, type: 'text', text: { body: 'through the outage' } },
     });
     expect(res.status).toBe(202);
-    const m = await json<MessageOut>(res);
+    const m = await json<ApiMessage>(res);
     await waitFor(
       async () => Boolean((await messagesOf(waId)).find((x) => x.id === m.id)?.wamid),
       60_000,
@@ -505,7 +466,7 @@ describe('one API model', () => {
       body: { wa_id: waId, type: 'text', text: { body: 'noon' } },
     });
     expect(res.status).toBe(202);
-    const sent = await json<MessageOut>(res);
+    const sent = await json<ApiMessage>(res);
     expectRecentSeconds(sent.timestamp, 'sent message timestamp');
     expect([sent.before_time, sent.since_time]).toEqual([sent.timestamp, sent.timestamp]);
     await waitFor(
@@ -518,7 +479,7 @@ describe('one API model', () => {
       'waba_statuses.sent',
     );
 
-    const chat = await json<{ contact: MessageOut['contact'] & { last_message_timestamp: number } }>(
+    const chat = await json<{ contact: ApiMessage['contact'] & { last_message_timestamp: number } }>(
       await inbox.api('GET', `/api/v1/chats/${waId}/`, { token: admin }),
     );
     expectRecentSeconds(chat.contact.last_message_timestamp, 'contact.last_message_timestamp');
@@ -676,9 +637,9 @@ describe('one API model', () => {
     const newestFirst = all.map((m) => m.timestamp);
     expect(newestFirst).toEqual([...newestFirst].sort((a, b) => b - a));
 
-    type Page = { next: string | null; previous: string | null; results: MessageOut[] };
+    type Page = { next: string | null; previous: string | null; results: ApiMessage[] };
     const walk = async (start: string, follow: 'next' | 'previous') => {
-      const pages: MessageOut[][] = [];
+      const pages: ApiMessage[][] = [];
       for (let path: string | null = start; path && pages.length < 20; ) {
         const page: Page = await json<Page>(await inbox.api('GET', path, { token: admin }));
         if (!page.results.length) break;

@@ -8,6 +8,7 @@ import { type Receiver, startReceiver, testNatsUrl, waitFor } from '@switchboard
 import { sql } from 'kysely';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { json } from './support/api.ts';
 import { type Inbox, startInbox } from './support/inbox.ts';
 
 /**
@@ -30,7 +31,6 @@ let slowProvider: Receiver;
 const CUSTOMER = '4915550001001';
 const SLOW_SECRET = `whsec_${Buffer.from('a secret of the slow provider, 32+').toString('base64')}`;
 const OTHER = '4915550001002';
-const json = async <T>(res: Response): Promise<T> => (await res.json()) as T;
 
 async function call(token: string, method: string, path: string, body?: unknown): Promise<Response> {
   return inbox.api(method, path, { token, ...(body !== undefined && { body }) });

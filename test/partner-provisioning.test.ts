@@ -14,6 +14,7 @@ import fc from 'fast-check';
 import { Webhook } from 'standardwebhooks';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { json } from './support/api.ts';
 import {
   localhostAgent,
   type PartnerStack,
@@ -49,7 +50,6 @@ interface Instance {
 }
 
 const run = promisify(execFile);
-const json = async <T>(res: Response): Promise<T> => (await res.json()) as T;
 
 function isAlive(pid: number): boolean {
   try {
@@ -87,6 +87,16 @@ function verifiedEvents(secret: string, kind: 'token' | 'errors', instanceId: st
 
 async function create(body: Record<string, unknown>, key = partner.api_key): Promise<Response> {
   return stack.partner('POST', '/v1/instances', { key, body });
+}
+
+/** Asks for an instance whose configurator events go to the test's receiver; the hub accepts it (202). */
+async function createAccepted(body: Record<string, unknown>): Promise<Instance> {
+  const res = await create({
+    ...body,
+    configurator: { user_name: 'configurator', webhook_url: configurator.url },
+  });
+  expect(res.status, await res.clone().text()).toBe(202);
+  return json<Instance>(res);
 }
 
 async function tokenFor(instanceId: string): Promise<string> {
@@ -222,13 +232,10 @@ describe('partner provisioning, end to end', () => {
   }, 120_000);
 
   it('a second instance for the same number fails with errors event 701', async () => {
-    const res = await create({
+    const second = await createAccepted({
       provider_api_key: number.api_key,
       subdomain: 'acme-two',
-      configurator: { user_name: 'configurator', webhook_url: configurator.url },
     });
-    expect(res.status).toBe(202);
-    const second = await json<Instance>(res);
     await waitFor(
       async () => verifiedEvents(partner.webhook_secret, 'errors', second.id).length > 0,
       30_000,
@@ -255,12 +262,7 @@ describe('partner provisioning, end to end', () => {
     ['an unknown provider key', { provider_api_key: 'sbx_nobody-has-this-key' }, 702, undefined],
     ['an unknown channel', { channel_id: '999000111222333' }, 703, { channel_id: '999000111222333' }],
   ])('%s fails with its errors event', async (_name, given, code, parameters) => {
-    const res = await create({
-      ...given,
-      configurator: { user_name: 'configurator', webhook_url: configurator.url },
-    });
-    expect(res.status).toBe(202);
-    const failed = await json<Instance>(res);
+    const failed = await createAccepted(given);
     await waitFor(
       async () => verifiedEvents(partner.webhook_secret, 'errors', failed.id).length > 0,
       30_000,
@@ -331,12 +333,9 @@ describe('partner provisioning, end to end', () => {
 
   it('with channel_id, a new provider key is collected and the previous one stops working', async () => {
     const channel = await stack.newNumber();
-    const res = await create({
+    const created = await createAccepted({
       channel_id: channel.phone_number_id,
-      configurator: { user_name: 'configurator', webhook_url: configurator.url },
     });
-    expect(res.status).toBe(202);
-    const created = await json<Instance>(res);
     expect(created.base_domain).toBe(`${created.id}.localhost`);
     await tokenFor(created.id);
     const old = await fetch(`${stack.sandbox.url}/health_status`, {
@@ -495,13 +494,10 @@ describe('partner provisioning, end to end', () => {
   }, 60_000);
 
   it('after the delete, the same number and subdomain can be deployed again (the spec’s remedy)', async () => {
-    const res = await create({
+    const again = await createAccepted({
       provider_api_key: number.api_key,
       subdomain: 'acme',
-      configurator: { user_name: 'configurator', webhook_url: configurator.url },
     });
-    expect(res.status, await res.clone().text()).toBe(202);
-    const again = await json<Instance>(res);
     expect(again.id).not.toBe(acme.id);
     await tokenFor(again.id);
     expect((await stack.instance(again.health_check)).status).toBe(200);
@@ -527,14 +523,11 @@ describe('activation', () => {
 
   it('generate_activation: the one-time link sets the admin’s password once the instance is ready', async () => {
     number = await stack.newNumber();
-    const res = await create({
+    const quick = await createAccepted({
       provider_api_key: number.api_key,
       subdomain: 'quick',
       generate_activation: true,
-      configurator: { user_name: 'configurator', webhook_url: configurator.url },
     });
-    expect(res.status).toBe(202);
-    const quick = await json<Instance>(res);
     const url = quick.activation_url ?? '';
     await tokenFor(quick.id);
     const origin = `http://quick.localhost:${stack.edgePort}`;

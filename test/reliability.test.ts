@@ -13,6 +13,7 @@ import { type Bus, createBus } from '@switchboard/proto/bus';
 import { repoRoot, spawnService, startReceiver, testNatsUrl, waitFor } from '@switchboard/testkit';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ApiMessage, chatMessages, json } from './support/api.ts';
 import { type Inbox, startInbox } from './support/inbox.ts';
 
 /**
@@ -151,7 +152,6 @@ afterAll(async () => {
 
 // ---- helpers ----
 
-const json = async <T>(res: Response): Promise<T> => (await res.json()) as T;
 const NUMBER = { wabaId: 'waba', displayPhoneNumber: '1', phoneNumberId: '1' };
 const now = () => String(Math.floor(Date.now() / 1000));
 
@@ -163,18 +163,7 @@ const textBody = (waId: string, wamid: string, text: string) =>
     }),
   );
 
-interface MessageOut {
-  id: string;
-  wamid: string | null;
-  from_us: boolean;
-  waba_payload: { text?: { body: string } };
-}
-
-async function messagesOf(waId: string): Promise<MessageOut[]> {
-  const res = await inbox.api('GET', `/api/v1/messages/?wa_id=${waId}&limit=100`, { token: admin });
-  if (res.status !== 200) return [];
-  return (await json<{ results: MessageOut[] }>(res)).results;
-}
+const messagesOf = (waId: string) => chatMessages(inbox, waId, admin);
 
 async function deadLetters(): Promise<InboundDeadLetter[]> {
   const out: InboundDeadLetter[] = [];
@@ -386,7 +375,7 @@ describe('sends', () => {
     expect(first.status).toBe(202);
     const same = await send(waId, 'one', { 'idempotency-key': 'reuse-1' });
     expect(same.status).toBe(202);
-    expect((await json<MessageOut>(same)).id).toBe((await json<MessageOut>(first)).id);
+    expect((await json<ApiMessage>(same)).id).toBe((await json<ApiMessage>(first)).id);
     const other = await send(waId, 'two', { 'idempotency-key': 'reuse-1' });
     expect(other.status).toBe(422);
     expect(await other.json()).toMatchObject({ code: 'idempotency_key_reused' });
@@ -410,7 +399,7 @@ describe('sends', () => {
     expect(body.idempotency_key).toMatch(/^[0-9a-f-]{36}$/);
     const retry = await send(waId, 'stalled', { 'idempotency-key': body.idempotency_key ?? '' });
     expect(retry.status).toBe(202);
-    const id = (await json<MessageOut>(retry)).id;
+    const id = (await json<ApiMessage>(retry)).id;
     await waitFor(
       async () => Boolean((await messagesOf(waId)).find((m) => m.id === id)?.wamid),
       20_000,
@@ -427,7 +416,7 @@ describe('sends', () => {
     await faults('POST', { count: 1_000, status: 503 });
     const res = await send(waId, 'through the crash');
     expect(res.status).toBe(202);
-    const id = (await json<MessageOut>(res)).id;
+    const id = (await json<ApiMessage>(res)).id;
     await waitFor(async () => (await faults('GET')) < 1_000, 20_000, 'first network attempt');
     const crashedAt = Date.now();
     await restartChats({ hook: false, signal: 'SIGKILL' });
@@ -454,7 +443,7 @@ describe('sends', () => {
     await waitFor(async () => (await faults('GET')) === 0, 30_000, 'the first send failed its attempt');
     const otherRes = await send(other, 'not held');
     expect(otherRes.status).toBe(202);
-    const otherId = (await json<MessageOut>(otherRes)).id;
+    const otherId = (await json<ApiMessage>(otherRes)).id;
     await waitFor(
       async () => Boolean((await messagesOf(other)).find((m) => m.id === otherId)?.wamid),
       5_000,

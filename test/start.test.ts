@@ -128,6 +128,14 @@ interface Proc {
   cmdline: string;
 }
 
+/** The product on a new home and a free port, answering health 200. */
+async function healthyProduct(): Promise<{ home: string; s: Supervisor; local: LocalJson }> {
+  const home = await newHome();
+  const [s, local] = await startProduct(home, await freePort());
+  await waitFor(async () => (await healthStatus(local)) === 200, 30_000, 'health 200');
+  return { home, s, local };
+}
+
 /**
  * Every live process started for this home, found by the SWITCHBOARD_HOME each one inherits
  * (services, nats-server, PostgreSQL and its backends, the reaper).
@@ -155,6 +163,19 @@ async function processesOf(home: string): Promise<Proc[]> {
     }
   }
   return found;
+}
+
+/** Waits until no process of this home is left, naming those that still are when it gives up. */
+async function noProcessLeft(home: string, timeoutMs: number): Promise<void> {
+  let left: Proc[] = [];
+  await waitFor(
+    async () => {
+      left = await processesOf(home);
+      return left.length === 0;
+    },
+    timeoutMs,
+    () => `no process left (still: ${left.map((p) => `${p.pid} ${p.cmdline}`).join('; ')})`,
+  );
 }
 
 async function childOf(s: Supervisor, home: string, comm: string): Promise<Proc | undefined> {
@@ -292,9 +313,7 @@ describe('npm start', () => {
   it.skipIf(!linux)(
     'heals itself: nats-server and PostgreSQL killed with SIGKILL come back on the same port and data',
     async () => {
-      const home = await newHome();
-      const [s, local] = await startProduct(home, await freePort());
-      await waitFor(async () => (await healthStatus(local)) === 200, 30_000, 'health 200');
+      const { home, s, local } = await healthyProduct();
       const before = await storedWebhooks(local.database_url);
 
       const nats = await childOf(s, home, 'nats-server');
@@ -348,9 +367,7 @@ describe('npm start', () => {
   it.skipIf(!linux)(
     'Ctrl-C reaches only the supervisor: services stop while PostgreSQL still answers, NATS and PostgreSQL after, nothing is left',
     async () => {
-      const home = await newHome();
-      const [s, local] = await startProduct(home, await freePort());
-      await waitFor(async () => (await healthStatus(local)) === 200, 30_000, 'health 200');
+      const { home, s, local } = await healthyProduct();
       const services = (await processesOf(home)).filter(
         (p) => p.ppid === s.pid && p.cmdline.includes('/services/'),
       );
@@ -391,15 +408,7 @@ describe('npm start', () => {
       // Nothing died on its own along the way (a Ctrl-C reaching PostgreSQL directly would).
       expect(out).not.toMatch(/exited \(|could not come back/);
 
-      let left: Proc[] = [];
-      await waitFor(
-        async () => {
-          left = await processesOf(home);
-          return left.length === 0;
-        },
-        10_000,
-        () => `no process left (still: ${left.map((p) => `${p.pid} ${p.cmdline}`).join('; ')})`,
-      );
+      await noProcessLeft(home, 10_000);
     },
     180_000,
   );
@@ -407,23 +416,13 @@ describe('npm start', () => {
   it.skipIf(!linux)(
     'leaves no process behind when the supervisor itself is killed with SIGKILL',
     async () => {
-      const home = await newHome();
-      const [s, local] = await startProduct(home, await freePort());
-      await waitFor(async () => (await healthStatus(local)) === 200, 30_000, 'health 200');
+      const { home, s } = await healthyProduct();
       expect((await processesOf(home)).some((p) => p.comm === 'postgres')).toBe(true);
 
       process.kill(s.pid, 'SIGKILL');
       await s.exited;
       // Services stop when their IPC channel closes; the reaper then stops NATS, then PostgreSQL.
-      let left: Proc[] = [];
-      await waitFor(
-        async () => {
-          left = await processesOf(home);
-          return left.length === 0;
-        },
-        60_000,
-        () => `no process left (still: ${left.map((p) => `${p.pid} ${p.cmdline}`).join('; ')})`,
-      );
+      await noProcessLeft(home, 60_000);
     },
     180_000,
   );

@@ -111,79 +111,67 @@ function fileStamp(t: LocalDateTime): string {
   return `${pad(t.year, 4)}${pad(t.month)}${pad(t.day)}`;
 }
 
-function android(
+/** A device's export in one language: its header and wording; 2010 on, with years, unless `extra` says otherwise. */
+type Device = (
   name: string,
   deviceLanguage: string,
   header: Header,
   wording: Wording,
-  extra: Partial<ExportStyle> = {},
-): ExportStyle {
-  return {
-    name,
-    deviceLanguage,
-    fromYear: 2010,
-    noYear: false,
-    ...extra,
-    render: (m, index) => {
-      const head = `${header(m.at)} - ${m.sender.written}: `;
-      if (!m.media) return { text: head + m.text, media: null, expectedText: m.text };
-      if (!m.media.file) {
-        return {
-          text: head + wording.mediaOmitted,
-          media: { fileName: null, kind: 'unknown' },
-          expectedText: '',
-        };
-      }
-      const fileName =
-        m.media.kind === 'image'
-          ? `IMG-${fileStamp(m.at)}-WA${pad(index % 10000, 4)}.jpg`
-          : `PTT-${fileStamp(m.at)}-WA${pad(index % 10000, 4)}.opus`;
-      const caption = m.text.length > 0 ? `\n${m.text}` : '';
-      return {
-        text: `${head}${fileName} (${wording.fileAttached})${caption}`,
-        media: { fileName, kind: m.media.kind },
-        expectedText: m.text,
-      };
-    },
-  };
-}
+  extra?: Partial<ExportStyle>,
+) => ExportStyle;
 
-function ios(
+const style = (
   name: string,
   deviceLanguage: string,
-  header: Header,
-  wording: Wording,
-  extra: Partial<ExportStyle> = {},
-): ExportStyle {
-  return {
-    name,
-    deviceLanguage,
-    fromYear: 2010,
-    noYear: false,
-    ...extra,
-    render: (m, index) => {
-      const plain = `[${header(m.at)}] ${m.sender.written}: `;
-      if (!m.media) return { text: plain + m.text, media: null, expectedText: m.text };
-      const marked = `${LRM}[${header(m.at)}] ${m.sender.written}: ${LRM}`;
-      if (!m.media.file) {
-        return {
-          text: marked + wording.omitted[m.media.kind],
-          media: { fileName: null, kind: m.media.kind },
-          expectedText: '',
-        };
-      }
-      const t = m.at;
-      const stamp = `${pad(t.year, 4)}-${pad(t.month)}-${pad(t.day)}-${pad(t.hour)}-${pad(t.minute)}-${pad(t.second)}`;
-      const fileName = `${pad(index + 1, 8)}-${m.media.kind === 'image' ? 'PHOTO' : 'AUDIO'}-${stamp}.${m.media.kind === 'image' ? 'jpg' : 'opus'}`;
-      // iOS writes a caption as its own message, so the generator gives iOS attachments none.
+  extra: Partial<ExportStyle>,
+  render: ExportStyle['render'],
+): ExportStyle => ({ name, deviceLanguage, fromYear: 2010, noYear: false, ...extra, render });
+
+const android: Device = (name, deviceLanguage, header, wording, extra = {}) =>
+  style(name, deviceLanguage, extra, (m, index) => {
+    const head = `${header(m.at)} - ${m.sender.written}: `;
+    if (!m.media) return { text: head + m.text, media: null, expectedText: m.text };
+    if (!m.media.file) {
       return {
-        text: `${marked}<${wording.attached}: ${fileName}>`,
-        media: { fileName, kind: m.media.kind },
+        text: head + wording.mediaOmitted,
+        media: { fileName: null, kind: 'unknown' },
         expectedText: '',
       };
-    },
-  };
-}
+    }
+    const fileName =
+      m.media.kind === 'image'
+        ? `IMG-${fileStamp(m.at)}-WA${pad(index % 10000, 4)}.jpg`
+        : `PTT-${fileStamp(m.at)}-WA${pad(index % 10000, 4)}.opus`;
+    const caption = m.text.length > 0 ? `\n${m.text}` : '';
+    return {
+      text: `${head}${fileName} (${wording.fileAttached})${caption}`,
+      media: { fileName, kind: m.media.kind },
+      expectedText: m.text,
+    };
+  });
+
+const ios: Device = (name, deviceLanguage, header, wording, extra = {}) =>
+  style(name, deviceLanguage, extra, (m, index) => {
+    const plain = `[${header(m.at)}] ${m.sender.written}: `;
+    if (!m.media) return { text: plain + m.text, media: null, expectedText: m.text };
+    const marked = `${LRM}[${header(m.at)}] ${m.sender.written}: ${LRM}`;
+    if (!m.media.file) {
+      return {
+        text: marked + wording.omitted[m.media.kind],
+        media: { fileName: null, kind: m.media.kind },
+        expectedText: '',
+      };
+    }
+    const t = m.at;
+    const stamp = `${pad(t.year, 4)}-${pad(t.month)}-${pad(t.day)}-${pad(t.hour)}-${pad(t.minute)}-${pad(t.second)}`;
+    const fileName = `${pad(index + 1, 8)}-${m.media.kind === 'image' ? 'PHOTO' : 'AUDIO'}-${stamp}.${m.media.kind === 'image' ? 'jpg' : 'opus'}`;
+    // iOS writes a caption as its own message, so the generator gives iOS attachments none.
+    return {
+      text: `${marked}<${wording.attached}: ${fileName}>`,
+      media: { fileName, kind: m.media.kind },
+      expectedText: '',
+    };
+  });
 
 const yy = (t: LocalDateTime): string => pad(t.year % 100);
 const hm = (t: LocalDateTime, sep = ':'): string => `${pad(t.hour)}${sep}${pad(t.minute)}`;
@@ -295,17 +283,11 @@ export const STYLES: readonly ExportStyle[] = [
       `${t.day}/${t.month}/${yy(t)}, ${h12(t.hour)}:${pad(t.minute)}:${pad(t.second)}${NNBSP}${isPm(t.hour) ? 'p.' : 'a.'}${NBSP}m.`,
     ES,
   ),
-  {
-    name: 'ios legacy',
-    deviceLanguage: 'en-US',
-    fromYear: 2010,
-    noYear: false,
-    render: (m) => ({
-      text: `${m.at.month}/${m.at.day}/${yy(m.at)}, ${h12(m.at.hour)}:${pad(m.at.minute)}:${pad(m.at.second)} ${am(m.at)}: ${m.sender.written}: ${m.text}`,
-      media: null,
-      expectedText: m.text,
-    }),
-  },
+  style('ios legacy', 'en-US', {}, (m) => ({
+    text: `${m.at.month}/${m.at.day}/${yy(m.at)}, ${h12(m.at.hour)}:${pad(m.at.minute)}:${pad(m.at.second)} ${am(m.at)}: ${m.sender.written}: ${m.text}`,
+    media: null,
+    expectedText: m.text,
+  })),
 ];
 
 /** Renders a chat as one export text (LF line ends; the parser's CRLF handling is tested by fixtures). */

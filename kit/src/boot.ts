@@ -4,8 +4,10 @@ import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import { logLevel, natsStreamReplicas } from './config.ts';
 import { createDb, type Migration, migrate } from './db.ts';
+import { handleShutdown } from './lifecycle.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { connectNats, type NatsConnection } from './nats.ts';
+import type { Telemetry } from './telemetry.ts';
 
 /** The environment every service of an instance reads; each service's schema extends it. */
 export const BaseEnvSchema = z.object({
@@ -94,4 +96,34 @@ async function untilReachable<T>(
       await new Promise((resolve) => setTimeout(resolve, delayMs));
     }
   }
+}
+
+/** What a service's composition root builds: started once booted, stopped first on shutdown. */
+export interface StartStop {
+  start(): Promise<unknown>;
+  stop(): Promise<void>;
+}
+
+/**
+ * A service as its own process: boots it (`bootService`), starts what `create` builds, and on
+ * SIGTERM or SIGINT stops it, then drains NATS, closes the database pool and flushes telemetry.
+ */
+export async function runService<DB>(opts: {
+  service: string;
+  config: BaseEnv;
+  migrations: readonly Migration[];
+  telemetry: Telemetry;
+  create: (booted: Booted<DB>) => StartStop | Promise<StartStop>;
+}): Promise<void> {
+  const { service, telemetry } = opts;
+  const booted = await bootService<DB>(opts);
+  const running = await opts.create(booted);
+  await running.start();
+
+  handleShutdown(booted.log, [
+    [service, () => running.stop()],
+    ['nats', () => booted.nc.drain()],
+    ['database', () => booted.db.destroy()],
+    ['telemetry', () => telemetry.shutdown()],
+  ]);
 }

@@ -8,6 +8,11 @@ export function parseEnv<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv 
   throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
 }
 
+/** A service's `loadConfig`: its environment (the process's unless given) parsed by `schema`. */
+export function configLoader<S extends z.ZodType>(schema: S): (env?: NodeJS.ProcessEnv) => z.output<S> {
+  return (env = process.env) => parseEnv(schema, env);
+}
+
 /** `true`/`false` in any case plus `1`/`0`/`yes`/`no`/`on`/`off`, as operators write them (the spec's overrides use `True`). */
 export const envBoolean = z
   .string()

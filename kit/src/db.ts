@@ -1,4 +1,4 @@
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, type RawBuilder, type SelectQueryBuilder, sql } from 'kysely';
 import pg from 'pg';
 
 // PostgreSQL bigint (int8) and numeric come back as strings by default; the services store
@@ -9,6 +9,22 @@ export interface Migration {
   /** Sortable, unique within the owning service: `0001_users`. */
   readonly name: string;
   up(db: Kysely<unknown>): Promise<void>;
+}
+
+/** A step of a migration: a statement, or a helper that writes its own (`createOutboxTable`). */
+export type MigrationStep = RawBuilder<unknown> | ((db: Kysely<unknown>) => Promise<void>);
+
+/** A migration that runs its steps in order, in the migration's transaction. */
+export function defineMigration(name: string, ...steps: MigrationStep[]): Migration {
+  return {
+    name,
+    async up(db) {
+      for (const step of steps) {
+        if (typeof step === 'function') await step(db);
+        else await step.execute(db);
+      }
+    },
+  };
 }
 
 export interface DbOptions {
@@ -35,6 +51,24 @@ export function createDb<DB>(opts: DbOptions): Kysely<DB> {
 }
 
 /** True when the database answers a trivial query within the timeout. */
+/**
+ * One page of a filtered query, and how many rows its filters match in all. `rowsOf` picks the
+ * columns and the order (a total one, so that pages neither repeat nor skip rows).
+ */
+export async function pageRows<DB, TB extends keyof DB, O, Row>(
+  filtered: SelectQueryBuilder<DB, TB, O>,
+  page: { limit: number; offset: number },
+  rowsOf: (q: SelectQueryBuilder<DB, TB, O>) => SelectQueryBuilder<DB, TB, Row>,
+) {
+  const { n } = await filtered
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    // The selection's type is lost in a generic builder; the count's is known.
+    .$castTo<{ n: number }>()
+    .executeTakeFirstOrThrow();
+  const rows = await rowsOf(filtered).limit(page.limit).offset(page.offset).execute();
+  return { count: Number(n), rows };
+}
+
 export async function pingDb<DB>(db: Kysely<DB>, timeoutMs = 2_000): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   try {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { defineConsumer, defineRpc, defineStream } from './contracts.ts';
-import { subjects } from './subjects.ts';
+import { defineCommand, defineConsumer } from './contracts.ts';
+import { chatsRpc, foundPage } from './requests.ts';
 import { posixSecondsSchema } from './time.ts';
 
 /**
@@ -38,12 +38,7 @@ export const AuditLogSchema = AuditEntrySchema.extend({
 }).meta({ id: 'AuditLog' });
 export type AuditLog = z.infer<typeof AuditLogSchema>;
 
-export const auditRecorded = defineStream({
-  name: 'cmd.audit',
-  stream: 'commands',
-  subject: (i) => subjects.command(i, 'audit'),
-  schema: AuditEntrySchema,
-});
+export const auditRecorded = defineCommand('audit', AuditEntrySchema);
 
 export const auditConsumer = defineConsumer({
   durable: 'chats-audit',
@@ -61,14 +56,9 @@ export const AuditListRequest = z.object({
   action: z.string().optional(),
 });
 
-export const AuditListReply = z.object({
-  count: z.number().int(),
-  results: z.array(AuditLogSchema),
-});
+export const AuditListReply = foundPage(AuditLogSchema);
 
-export const auditList = defineRpc({
-  name: 'chats.audit_list',
-  subject: (i) => subjects.rpc(i, 'chats', 'audit_list'),
+export const auditList = chatsRpc('audit_list', {
   request: AuditListRequest,
   response: AuditListReply,
 });

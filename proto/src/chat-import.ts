@@ -1,10 +1,9 @@
 import { z } from 'zod';
-import { defineRpc } from './contracts.ts';
 import { MediaFileSchema } from './media.ts';
 import { ChatRecordSchema } from './messaging.ts';
 import { WaIdSchema } from './network/common.ts';
 import { PrincipalSchema } from './principal.ts';
-import { subjects } from './subjects.ts';
+import { chatsRpc } from './requests.ts';
 
 // ---- chat import: the gateway reads the export, chats stores its messages ----
 
@@ -73,9 +72,7 @@ export const ChatImportSummarySchema = z.object({
 });
 export type ChatImportSummary = z.infer<typeof ChatImportSummarySchema>;
 
-export const importChat = defineRpc({
-  name: 'chats.import_chat',
-  subject: (i: Parameters<typeof subjects.rpc>[0]) => subjects.rpc(i, 'chats', 'import_chat'),
+export const importChat = chatsRpc('import_chat', {
   request: z.object({
     principal: PrincipalSchema,
     /** One import sent in parts (a part stays well under the bus's payload limit). */

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { InstanceId } from './instance.ts';
 import type { StreamKey } from './streams.ts';
+import { subjects } from './subjects.ts';
 
 /** A message published to a JetStream stream: where it goes and what it must look like. */
 export interface StreamContract<S extends z.ZodType = z.ZodType> {
@@ -57,8 +58,46 @@ export function defineStream<S extends z.ZodType>(c: StreamContract<S>): StreamC
   return c;
 }
 
+/** An event of the EVENTS stream on `sb.<i>.events.<kind>`, named `events.<kind>` after its subject. */
+export function defineEvent<S extends z.ZodType>(kind: string, schema: S): StreamContract<S> {
+  return { name: `events.${kind}`, stream: 'events', subject: (i) => subjects.events(i, kind), schema };
+}
+
+/**
+ * A command of the COMMANDS stream on `sb.<i>.cmd.<kind>`, named `cmd.<kind>` after its subject.
+ * With `scope`, always that scope's subject, whatever instance the bus serves (partner commands).
+ */
+export function defineCommand<S extends z.ZodType>(
+  kind: string,
+  schema: S,
+  scope?: InstanceId,
+): StreamContract<S> {
+  return {
+    name: `cmd.${kind}`,
+    stream: 'commands',
+    subject: (i) => subjects.command(scope ?? i, kind),
+    schema,
+  };
+}
+
 export function defineConsumer<S extends z.ZodType>(c: ConsumerContract<S>): ConsumerContract<S> {
   return c;
+}
+
+/**
+ * The definer of one service's request/reply operations: operation `op` is named `<service>.<op>`
+ * after its subject `sb.<i>.rpc.<service>.<op>` (with `scope`, always that scope's subject,
+ * whatever instance the bus serves).
+ */
+export function serviceRpcs(service: string, scope?: InstanceId) {
+  return <Req extends z.ZodType, Res extends z.ZodType>(
+    op: string,
+    c: Omit<RpcContract<Req, Res>, 'name' | 'subject'>,
+  ): RpcContract<Req, Res> => ({
+    name: `${service}.${op}`,
+    subject: (i) => subjects.rpc(scope ?? i, service, op),
+    ...c,
+  });
 }
 
 export function defineRpc<Req extends z.ZodType, Res extends z.ZodType>(

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { issuesText } from './issues.ts';
 
 export type BusDirection = 'publish' | 'consume' | 'request' | 'reply';
 
@@ -11,11 +12,7 @@ export class BusValidationError extends Error {
   readonly issues: readonly z.core.$ZodIssue[];
 
   constructor(contract: string, direction: BusDirection, issues: readonly z.core.$ZodIssue[]) {
-    super(
-      `${direction} of ${contract} failed validation: ${issues
-        .map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`)
-        .join('; ')}`,
-    );
+    super(`${direction} of ${contract} failed validation: ${issuesText(issues)}`);
     this.contract = contract;
     this.direction = direction;
     this.issues = issues;

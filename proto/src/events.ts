@@ -1,8 +1,7 @@
 import { z } from 'zod';
-import { defineStream } from './contracts.ts';
+import { defineEvent } from './contracts.ts';
 import { WaIdSchema } from './network/common.ts';
 import { ChatAccessSubjectSchema } from './principal.ts';
-import { subjects } from './subjects.ts';
 
 /**
  * One network event for the fan-out: a network webhook body that chats has stored, or a test
@@ -31,9 +30,4 @@ export const NetworkEventSchema = z.object({
 });
 export type NetworkEvent = z.infer<typeof NetworkEventSchema>;
 
-export const networkEvent = defineStream({
-  name: 'events.network',
-  stream: 'events',
-  subject: (i) => subjects.events(i, 'network'),
-  schema: NetworkEventSchema,
-});
+export const networkEvent = defineEvent('network', NetworkEventSchema);

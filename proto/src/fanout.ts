@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { defineRpc, defineStream, type StreamContract } from './contracts.ts';
+import { defineEvent, defineStream, type StreamContract, serviceRpcs } from './contracts.ts';
 import { NetworkEventSchema } from './events.ts';
-import type { InstanceId } from './instance.ts';
 import { PrincipalSchema } from './principal.ts';
+import { foundPage } from './requests.ts';
 import { subjects } from './subjects.ts';
 import { posixSecondsSchema } from './time.ts';
 
@@ -234,11 +234,8 @@ export const ReplayRequestSchema = WebhookRef.extend({
   since_ms: z.number().int().nonnegative(),
 });
 
-export const WebhookPageSchema = z.object({ count: z.number().int(), results: z.array(WebhookSchema) });
-export const DeliveryPageSchema = z.object({
-  count: z.number().int(),
-  results: z.array(DeliveryAttemptSchema),
-});
+export const WebhookPageSchema = foundPage(WebhookSchema);
+export const DeliveryPageSchema = foundPage(DeliveryAttemptSchema);
 
 export const TestOutcomeSchema = z.object({
   success: z.boolean(),
@@ -256,60 +253,42 @@ export const ReplayResultSchema = z.object({
   replayed: z.number().int().nonnegative().describe('Dead-lettered events queued for delivery again'),
 });
 
-const rpc = (op: string) => (i: InstanceId) => subjects.rpc(i, 'fanout', op);
+const webhookRpc = serviceRpcs('fanout');
 
 export const fanoutRpc = {
-  create: defineRpc({
-    name: 'fanout.webhooks.create',
-    subject: rpc('webhooks.create'),
+  create: webhookRpc('webhooks.create', {
     request: CreateWebhookRequestSchema,
     response: WebhookWithSecretSchema,
   }),
-  list: defineRpc({
-    name: 'fanout.webhooks.list',
-    subject: rpc('webhooks.list'),
+  list: webhookRpc('webhooks.list', {
     request: ListWebhooksRequestSchema,
     response: WebhookPageSchema,
   }),
-  get: defineRpc({
-    name: 'fanout.webhooks.get',
-    subject: rpc('webhooks.get'),
+  get: webhookRpc('webhooks.get', {
     request: WebhookRef,
     response: WebhookSchema,
   }),
-  update: defineRpc({
-    name: 'fanout.webhooks.update',
-    subject: rpc('webhooks.update'),
+  update: webhookRpc('webhooks.update', {
     request: UpdateWebhookRequestSchema,
     response: WebhookSchema,
   }),
-  delete: defineRpc({
-    name: 'fanout.webhooks.delete',
-    subject: rpc('webhooks.delete'),
+  delete: webhookRpc('webhooks.delete', {
     request: WebhookRef,
     response: z.object({ deleted: z.literal(true) }),
   }),
-  rotateSecret: defineRpc({
-    name: 'fanout.webhooks.rotate_secret',
-    subject: rpc('webhooks.rotate_secret'),
+  rotateSecret: webhookRpc('webhooks.rotate_secret', {
     request: WebhookRef,
     response: WebhookWithSecretSchema,
   }),
-  test: defineRpc({
-    name: 'fanout.webhooks.test',
-    subject: rpc('webhooks.test'),
+  test: webhookRpc('webhooks.test', {
     request: WebhookRef,
     response: TestOutcomeSchema,
   }),
-  deliveries: defineRpc({
-    name: 'fanout.webhooks.deliveries',
-    subject: rpc('webhooks.deliveries'),
+  deliveries: webhookRpc('webhooks.deliveries', {
     request: DeliveriesRequestSchema,
     response: DeliveryPageSchema,
   }),
-  replay: defineRpc({
-    name: 'fanout.webhooks.replay',
-    subject: rpc('webhooks.replay'),
+  replay: webhookRpc('webhooks.replay', {
     request: ReplayRequestSchema,
     response: ReplayResultSchema,
   }),
@@ -336,12 +315,7 @@ export const WebhookLifecycleEventSchema = z.object({
 });
 export type WebhookLifecycleEvent = z.infer<typeof WebhookLifecycleEventSchema>;
 
-export const webhookLifecycle = defineStream({
-  name: 'events.webhooks',
-  stream: 'events',
-  subject: (i) => subjects.events(i, 'webhooks'),
-  schema: WebhookLifecycleEventSchema,
-});
+export const webhookLifecycle = defineEvent('webhooks', WebhookLifecycleEventSchema);
 
 /** A dead-lettered event queued again for exactly one webhook. */
 export const WebhookReplaySchema = NetworkEventSchema.extend({

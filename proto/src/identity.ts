@@ -1,16 +1,15 @@
 import { z } from 'zod';
-import { defineRpc, defineStream } from './contracts.ts';
+import { defineEvent, serviceRpcs } from './contracts.ts';
 import { PrincipalSchema } from './principal.ts';
-import { subjects } from './subjects.ts';
+
+const gatewayRpc = serviceRpcs('gateway');
 
 /**
  * Internal operation: create the instance's configurator user (or find it) and return its
  * Auth Token. The provisioner calls it once the instance is up and delivers the token in the
  * partner's `token` event.
  */
-export const ensureConfigurator = defineRpc({
-  name: 'gateway.ensure_configurator',
-  subject: (i) => subjects.rpc(i, 'gateway', 'ensure_configurator'),
+export const ensureConfigurator = gatewayRpc('ensure_configurator', {
   request: z.object({ username: z.string().min(1).max(150) }),
   response: z.object({ user_id: z.number().int(), username: z.string(), token: z.string() }),
 });
@@ -19,9 +18,7 @@ export const ensureConfigurator = defineRpc({
  * Internal operation: the current principal of a user, or null when the user is unknown or
  * deactivated. The fan-out asks it to decide what a user's webhook may receive.
  */
-export const principalLookup = defineRpc({
-  name: 'gateway.principal',
-  subject: (i) => subjects.rpc(i, 'gateway', 'principal'),
+export const principalLookup = gatewayRpc('principal', {
   request: z.object({ user_id: z.number().int().positive() }),
   response: z.object({ principal: PrincipalSchema.nullable() }),
 });
@@ -36,9 +33,4 @@ export const IdentityChangedSchema = z.object({
 });
 export type IdentityChanged = z.infer<typeof IdentityChangedSchema>;
 
-export const identityChanged = defineStream({
-  name: 'events.identity',
-  stream: 'events',
-  subject: (i) => subjects.events(i, 'identity'),
-  schema: IdentityChangedSchema,
-});
+export const identityChanged = defineEvent('identity', IdentityChangedSchema);

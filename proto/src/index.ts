@@ -7,6 +7,7 @@ export * from './failures.ts';
 export * from './fanout.ts';
 export * from './identity.ts';
 export * from './instance.ts';
+export * from './issues.ts';
 export * from './media.ts';
 export * from './messages.ts';
 export * from './messaging.ts';

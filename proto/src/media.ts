@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { defineConsumer, defineRpc } from './contracts.ts';
+import { defineConsumer, serviceRpcs } from './contracts.ts';
 import { networkEvent } from './events.ts';
 import { RoleSchema } from './principal.ts';
-import { subjects } from './subjects.ts';
+import { chatsRpc } from './requests.ts';
 
 /** A media file id: a UUID, the capability that lets anyone holding it read the file. */
 export const MediaIdSchema = z.uuid();
@@ -71,23 +71,19 @@ export const MediaUploaderSchema = z.object({
 });
 export type MediaUploader = z.infer<typeof MediaUploaderSchema>;
 
-const mediaRpc = (op: string) => (i: Parameters<typeof subjects.rpc>[0]) => subjects.rpc(i, 'media', op);
+const mediaRpc = serviceRpcs('media');
 
 /**
  * Served by media: puts an inbox media file on the network (once; a network media id is reused
  * while the network keeps it) and answers the id to send it by.
  */
-export const mediaNetworkUpload = defineRpc({
-  name: 'media.network_upload',
-  subject: mediaRpc('network_upload'),
+export const mediaNetworkUpload = mediaRpc('network_upload', {
   request: z.object({ media_id: MediaIdSchema }),
   response: z.object({ network_media_id: z.string().min(1), mime_type: z.string() }),
 });
 
 /** Served by chats: the media of a customer's message was stored (or refused by the network). */
-export const setMessageMedia = defineRpc({
-  name: 'chats.messages.set_media',
-  subject: (i) => subjects.rpc(i, 'chats', 'messages.set_media'),
+export const setMessageMedia = chatsRpc('messages.set_media', {
   request: z.object({ wamid: z.string().min(1), media: MessageMediaSchema }),
   response: z.object({ updated: z.boolean() }),
 });

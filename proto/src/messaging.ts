@@ -1,22 +1,10 @@
 import { z } from 'zod';
-import { defineConsumer, defineRpc, defineStream } from './contracts.ts';
+import { defineCommand, defineConsumer } from './contracts.ts';
 import { MessageMediaSchema } from './media.ts';
 import { WaIdSchema } from './network/common.ts';
-import {
-  ContactCardSchema,
-  OutboundAudioSchema,
-  OutboundDocumentSchema,
-  OutboundImageSchema,
-  OutboundInteractiveSchema,
-  OutboundLocationSchema,
-  OutboundReactionSchema,
-  OutboundStickerSchema,
-  OutboundTemplateSchema,
-  OutboundTextSchema,
-  OutboundVideoSchema,
-} from './network/outbound.ts';
+import { outboundMessageSchema } from './network/outbound.ts';
 import { PrincipalSchema } from './principal.ts';
-import { subjects } from './subjects.ts';
+import { chatsRpc, foundPage, PageRequest, withPrincipal } from './requests.ts';
 import { TagSchema } from './tag.ts';
 import { posixSecondsSchema } from './time.ts';
 
@@ -28,26 +16,12 @@ const envelope = {
   context: z.strictObject({ message_id: z.string().min(1) }).optional(),
 };
 
-export const SendMessageRequestSchema = z
-  .discriminatedUnion('type', [
-    z.strictObject({ ...envelope, type: z.literal('text'), text: OutboundTextSchema }),
-    z.strictObject({ ...envelope, type: z.literal('image'), image: OutboundImageSchema }),
-    z.strictObject({ ...envelope, type: z.literal('audio'), audio: OutboundAudioSchema }),
-    z.strictObject({ ...envelope, type: z.literal('video'), video: OutboundVideoSchema }),
-    z.strictObject({ ...envelope, type: z.literal('document'), document: OutboundDocumentSchema }),
-    z.strictObject({ ...envelope, type: z.literal('sticker'), sticker: OutboundStickerSchema }),
-    z.strictObject({ ...envelope, type: z.literal('location'), location: OutboundLocationSchema }),
-    z.strictObject({ ...envelope, type: z.literal('contacts'), contacts: z.array(ContactCardSchema).min(1) }),
-    z.strictObject({ ...envelope, type: z.literal('interactive'), interactive: OutboundInteractiveSchema }),
-    z.strictObject({ ...envelope, type: z.literal('reaction'), reaction: OutboundReactionSchema }),
-    z.strictObject({ ...envelope, type: z.literal('template'), template: OutboundTemplateSchema }),
-  ])
-  .meta({
-    id: 'SendMessage',
-    description:
-      'Any message type the network sends, addressed by `wa_id`. Everything but `template` is free-form and needs ' +
-      'an open customer care window (else HTTP 453).',
-  });
+export const SendMessageRequestSchema = outboundMessageSchema(envelope).meta({
+  id: 'SendMessage',
+  description:
+    'Any message type the network sends, addressed by `wa_id`. Everything but `template` is free-form and needs ' +
+    'an open customer care window (else HTTP 453).',
+});
 export type SendMessageRequest = z.infer<typeof SendMessageRequestSchema>;
 
 // ---- resources as chats returns them (user references by id; the gateway expands them) ----
@@ -118,18 +92,7 @@ export type ChatRecord = z.infer<typeof ChatRecordSchema>;
 
 // ---- request/reply served by chats ----
 
-const withPrincipal = <T extends z.ZodRawShape>(shape: T) =>
-  z.object({ principal: PrincipalSchema, ...shape });
-const rpc = (op: string) => (i: Parameters<typeof subjects.rpc>[0]) => subjects.rpc(i, 'chats', op);
-/** limit/offset of a list: the gateway clamps `limit` to the page size maximum before asking. */
-const PageRequest = {
-  limit: z.number().int().min(1).max(100),
-  offset: z.number().int().min(0),
-};
-
-export const sendMessage = defineRpc({
-  name: 'chats.send_message',
-  subject: rpc('send_message'),
+export const sendMessage = chatsRpc('send_message', {
   request: withPrincipal({
     /**
      * Per sender: a repeated key answers the message stored first (and sends once); the same
@@ -144,9 +107,7 @@ export const sendMessage = defineRpc({
   retryKeyField: 'idempotency_key',
 });
 
-export const listMessages = defineRpc({
-  name: 'chats.list_messages',
-  subject: rpc('list_messages'),
+export const listMessages = chatsRpc('list_messages', {
   request: withPrincipal({
     wa_id: WaIdSchema,
     /** Only messages older than this second, newest first. */
@@ -163,9 +124,7 @@ export const listMessages = defineRpc({
   }),
 });
 
-export const getMessage = defineRpc({
-  name: 'chats.get_message',
-  subject: rpc('get_message'),
+export const getMessage = chatsRpc('get_message', {
   request: withPrincipal({ id: z.string() }),
   response: MessageRecordSchema,
 });
@@ -180,30 +139,22 @@ export const ChatFiltersSchema = z.object({
   tag: z.string().min(1).max(100).optional(),
 });
 
-export const listChats = defineRpc({
-  name: 'chats.list_chats',
-  subject: rpc('list_chats'),
+export const listChats = chatsRpc('list_chats', {
   request: withPrincipal({ filters: ChatFiltersSchema, ...PageRequest }),
-  response: z.object({ count: z.number().int(), results: z.array(ChatRecordSchema) }),
+  response: foundPage(ChatRecordSchema),
 });
 
-export const getChat = defineRpc({
-  name: 'chats.get_chat',
-  subject: rpc('get_chat'),
+export const getChat = chatsRpc('get_chat', {
   request: withPrincipal({ wa_id: WaIdSchema }),
   response: ChatRecordSchema,
 });
 
-export const updateChat = defineRpc({
-  name: 'chats.update_chat',
-  subject: rpc('update_chat'),
+export const updateChat = chatsRpc('update_chat', {
   request: withPrincipal({ wa_id: WaIdSchema, resolved: z.boolean() }),
   response: ChatRecordSchema,
 });
 
-export const assignChat = defineRpc({
-  name: 'chats.assign_chat',
-  subject: rpc('assign_chat'),
+export const assignChat = chatsRpc('assign_chat', {
   request: withPrincipal({
     wa_id: WaIdSchema,
     assigned_to_user: z.number().int().nullable().optional(),
@@ -212,9 +163,7 @@ export const assignChat = defineRpc({
   response: ChatRecordSchema,
 });
 
-export const markAsReceived = defineRpc({
-  name: 'chats.mark_as_received',
-  subject: rpc('mark_as_received'),
+export const markAsReceived = chatsRpc('mark_as_received', {
   request: withPrincipal({ customer_wa_id: WaIdSchema, timestamp: z.number().int().positive() }),
   response: z.object({
     customer_wa_id: WaIdSchema,
@@ -227,20 +176,16 @@ export const PersonSchema = z
   .object({ wa_id: WaIdSchema, profile_name: z.string(), first_seen_at: posixSecondsSchema() })
   .meta({ id: 'Person' });
 
-export const listPersons = defineRpc({
-  name: 'chats.list_persons',
-  subject: rpc('list_persons'),
+export const listPersons = chatsRpc('list_persons', {
   request: z.object({
     principal: PrincipalSchema,
     search: z.string().max(100).optional(),
     ...PageRequest,
   }),
-  response: z.object({ count: z.number().int(), results: z.array(PersonSchema) }),
+  response: foundPage(PersonSchema),
 });
 
-export const listTemplates = defineRpc({
-  name: 'chats.list_templates',
-  subject: rpc('list_templates'),
+export const listTemplates = chatsRpc('list_templates', {
   request: z.object({ refresh: z.boolean(), ...PageRequest }),
   response: z.object({
     /** All templates of the number; `results` holds the page asked for. */
@@ -258,21 +203,14 @@ export const WhatsappAccountSchema = z
   })
   .meta({ id: 'WhatsappAccount' });
 
-export const listWhatsappAccounts = defineRpc({
-  name: 'chats.list_accounts',
-  subject: rpc('list_accounts'),
+export const listWhatsappAccounts = chatsRpc('list_accounts', {
   request: z.object(PageRequest),
-  response: z.object({ count: z.number().int(), results: z.array(WhatsappAccountSchema) }),
+  response: foundPage(WhatsappAccountSchema),
 });
 
 // ---- durable command: deliver a stored message to the network ----
 
-export const deliverMessage = defineStream({
-  name: 'cmd.deliver_message',
-  stream: 'commands',
-  subject: (i) => subjects.command(i, 'deliver_message'),
-  schema: z.object({ message_id: z.uuid() }),
-});
+export const deliverMessage = defineCommand('deliver_message', z.object({ message_id: z.uuid() }));
 
 export const deliverMessageConsumer = defineConsumer({
   durable: 'chats-deliver',
@@ -310,16 +248,12 @@ export const InboundDeadLetterSchema = z
   .meta({ id: 'InboundDeadLetter' });
 export type InboundDeadLetter = z.infer<typeof InboundDeadLetterSchema>;
 
-export const listInboundDeadLetters = defineRpc({
-  name: 'chats.list_inbound_dead_letters',
-  subject: rpc('list_inbound_dead_letters'),
+export const listInboundDeadLetters = chatsRpc('list_inbound_dead_letters', {
   request: z.object({ ...PageRequest, redriven: z.boolean().optional() }),
-  response: z.object({ count: z.number().int(), results: z.array(InboundDeadLetterSchema) }),
+  response: foundPage(InboundDeadLetterSchema),
 });
 
-export const redriveInboundDeadLetter = defineRpc({
-  name: 'chats.redrive_inbound_dead_letter',
-  subject: rpc('redrive_inbound_dead_letter'),
+export const redriveInboundDeadLetter = chatsRpc('redrive_inbound_dead_letter', {
   request: withPrincipal({ id: z.number().int().positive() }),
   response: InboundDeadLetterSchema,
 });

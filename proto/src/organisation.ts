@@ -1,10 +1,9 @@
 import { z } from 'zod';
-import { defineRpc } from './contracts.ts';
 import { ServiceError } from './errors.ts';
 import { ContactSchema } from './messaging.ts';
 import { WaIdSchema } from './network/common.ts';
-import { assertMayMessage, type Principal, PrincipalSchema } from './principal.ts';
-import { subjects } from './subjects.ts';
+import { assertMayMessage, type Principal } from './principal.ts';
+import { chatsRpc, foundPage, PageRequest, withPrincipal } from './requests.ts';
 import { TagSchema } from './tag.ts';
 import { posixSecondsSchema } from './time.ts';
 
@@ -13,16 +12,45 @@ import { posixSecondsSchema } from './time.ts';
  * read from them, tags and their taggings with history, saved responses.
  */
 
-const rpc = (op: string) => (i: Parameters<typeof subjects.rpc>[0]) => subjects.rpc(i, 'chats', op);
-const withPrincipal = <T extends z.ZodRawShape>(shape: T) =>
-  z.object({ principal: PrincipalSchema, ...shape });
-const PageRequest = {
-  limit: z.number().int().min(1).max(100),
-  offset: z.number().int().min(0),
-};
 const RowId = z.number().int().min(1).max(2_147_483_647);
 /** Any JSON value a client attaches (`extra`); kept as given. */
 const Extra = z.unknown();
+
+/**
+ * The five operations of a collection chats owns, named `chats.<plural>_list`, `_get`, `_create`,
+ * `_update` and `_delete` after their subjects. A creation carries the new item's fields under
+ * `field` and answers `created`; a change carries its fields under `changes`.
+ */
+function collectionRpcs<
+  Item extends z.ZodType,
+  Filters extends z.ZodRawShape,
+  Field extends string,
+  Create extends z.ZodType,
+  Created extends z.ZodType,
+  Update extends z.ZodType,
+>(
+  plural: string,
+  c: { item: Item; filters: Filters; field: Field; create: Create; created: Created; update: Update },
+) {
+  const op = (name: string) => `${plural}_${name}`;
+  const creation = { [c.field]: c.create } as Record<Field, Create>;
+  return {
+    list: chatsRpc(op('list'), {
+      request: withPrincipal({ ...c.filters, ...PageRequest }),
+      response: foundPage(c.item),
+    }),
+    get: chatsRpc(op('get'), { request: withPrincipal({ id: RowId }), response: c.item }),
+    create: chatsRpc(op('create'), { request: withPrincipal(creation), response: c.created }),
+    update: chatsRpc(op('update'), {
+      request: withPrincipal({ id: RowId, changes: c.update }),
+      response: c.item,
+    }),
+    remove: chatsRpc(op('delete'), {
+      request: withPrincipal({ id: RowId }),
+      response: z.object({ deleted: z.boolean() }),
+    }),
+  };
+}
 
 // ---- who may use what (the gateway checks before reading a body, chats again) ----
 
@@ -136,35 +164,19 @@ export const ContactProviderUpdateSchema = z
   })
   .meta({ examples: [{ enabled: false }] });
 
-export const listContactProviders = defineRpc({
-  name: 'chats.contact_providers_list',
-  subject: rpc('contact_providers_list'),
-  request: withPrincipal(PageRequest),
-  response: z.object({ count: z.number().int(), results: z.array(ContactProviderSchema) }),
-});
-export const getContactProvider = defineRpc({
-  name: 'chats.contact_providers_get',
-  subject: rpc('contact_providers_get'),
-  request: withPrincipal({ id: RowId }),
-  response: ContactProviderSchema,
-});
-export const createContactProvider = defineRpc({
-  name: 'chats.contact_providers_create',
-  subject: rpc('contact_providers_create'),
-  request: withPrincipal({ provider: ContactProviderCreateSchema }),
-  response: ContactProviderWithSecretSchema,
-});
-export const updateContactProvider = defineRpc({
-  name: 'chats.contact_providers_update',
-  subject: rpc('contact_providers_update'),
-  request: withPrincipal({ id: RowId, changes: ContactProviderUpdateSchema }),
-  response: ContactProviderSchema,
-});
-export const deleteContactProvider = defineRpc({
-  name: 'chats.contact_providers_delete',
-  subject: rpc('contact_providers_delete'),
-  request: withPrincipal({ id: RowId }),
-  response: z.object({ deleted: z.boolean() }),
+export const {
+  list: listContactProviders,
+  get: getContactProvider,
+  create: createContactProvider,
+  update: updateContactProvider,
+  remove: deleteContactProvider,
+} = collectionRpcs('contact_providers', {
+  item: ContactProviderSchema,
+  filters: {},
+  field: 'provider',
+  create: ContactProviderCreateSchema,
+  created: ContactProviderWithSecretSchema,
+  update: ContactProviderUpdateSchema,
 });
 
 // ---- contacts ----
@@ -204,9 +216,7 @@ export const DirectoryContactSchema = ContactSchema.extend({
 });
 export type DirectoryContact = z.infer<typeof DirectoryContactSchema>;
 
-export const listContacts = defineRpc({
-  name: 'chats.contacts_list',
-  subject: rpc('contacts_list'),
+export const listContacts = chatsRpc('contacts_list', {
   request: withPrincipal({ search: z.string().max(100).optional(), ...PageRequest }),
   response: z.object({
     count: z.number().int(),
@@ -214,9 +224,7 @@ export const listContacts = defineRpc({
     failed_providers: z.array(FailedProviderSchema),
   }),
 });
-export const getContact = defineRpc({
-  name: 'chats.contacts_get',
-  subject: rpc('contacts_get'),
+export const getContact = chatsRpc('contacts_get', {
   request: withPrincipal({ wa_id: WaIdSchema }),
   response: DirectoryContactSchema.extend({ failed_providers: z.array(FailedProviderSchema) }),
 });
@@ -230,9 +238,7 @@ export const ContactVerificationSchema = z
   })
   .meta({ id: 'ContactVerification', examples: [{ wa_id: '4915112345678', status: 'valid' }] });
 
-export const verifyContact = defineRpc({
-  name: 'chats.contacts_verify',
-  subject: rpc('contacts_verify'),
+export const verifyContact = chatsRpc('contacts_verify', {
   request: withPrincipal({ wa_id: WaIdSchema }),
   response: ContactVerificationSchema,
 });
@@ -245,9 +251,7 @@ export const ContactBlockSchema = z
   })
   .meta({ id: 'ContactBlock', examples: [{ wa_id: '4915112345678', blocked: true, reported: false }] });
 
-export const blockContact = defineRpc({
-  name: 'chats.contacts_block',
-  subject: rpc('contacts_block'),
+export const blockContact = chatsRpc('contacts_block', {
   request: withPrincipal({
     wa_id: WaIdSchema,
     blocked: z.boolean(),
@@ -278,35 +282,19 @@ export const TagUpdateSchema = z
   })
   .meta({ examples: [{ web_inbox_color: '#3f51b5' }] });
 
-export const listTags = defineRpc({
-  name: 'chats.tags_list',
-  subject: rpc('tags_list'),
-  request: withPrincipal({ search: z.string().max(100).optional(), ...PageRequest }),
-  response: z.object({ count: z.number().int(), results: z.array(TagSchema) }),
-});
-export const getTag = defineRpc({
-  name: 'chats.tags_get',
-  subject: rpc('tags_get'),
-  request: withPrincipal({ id: RowId }),
-  response: TagSchema,
-});
-export const createTag = defineRpc({
-  name: 'chats.tags_create',
-  subject: rpc('tags_create'),
-  request: withPrincipal({ tag: TagCreateSchema }),
-  response: TagSchema,
-});
-export const updateTag = defineRpc({
-  name: 'chats.tags_update',
-  subject: rpc('tags_update'),
-  request: withPrincipal({ id: RowId, changes: TagUpdateSchema }),
-  response: TagSchema,
-});
-export const deleteTag = defineRpc({
-  name: 'chats.tags_delete',
-  subject: rpc('tags_delete'),
-  request: withPrincipal({ id: RowId }),
-  response: z.object({ deleted: z.boolean() }),
+export const {
+  list: listTags,
+  get: getTag,
+  create: createTag,
+  update: updateTag,
+  remove: deleteTag,
+} = collectionRpcs('tags', {
+  item: TagSchema,
+  filters: { search: z.string().max(100).optional() },
+  field: 'tag',
+  create: TagCreateSchema,
+  created: TagSchema,
+  update: TagUpdateSchema,
 });
 
 // ---- taggings and their history ----
@@ -396,47 +384,33 @@ export const TaggingEventSchema = z
     ],
   });
 
-export const listChatTaggings = defineRpc({
-  name: 'chats.chat_taggings_list',
-  subject: rpc('chat_taggings_list'),
+export const listChatTaggings = chatsRpc('chat_taggings_list', {
   request: withPrincipal({ chat: WaIdSchema.optional(), tag: RowId.optional(), ...PageRequest }),
-  response: z.object({ count: z.number().int(), results: z.array(ChatTaggingSchema) }),
+  response: foundPage(ChatTaggingSchema),
 });
-export const createChatTagging = defineRpc({
-  name: 'chats.chat_taggings_create',
-  subject: rpc('chat_taggings_create'),
+export const createChatTagging = chatsRpc('chat_taggings_create', {
   request: withPrincipal({ tagging: ChatTaggingCreateSchema }),
   response: ChatTaggingSchema,
 });
-export const deleteChatTagging = defineRpc({
-  name: 'chats.chat_taggings_delete',
-  subject: rpc('chat_taggings_delete'),
+export const deleteChatTagging = chatsRpc('chat_taggings_delete', {
   request: withPrincipal({ id: RowId }),
   response: z.object({ deleted: z.boolean() }),
 });
-export const listMessageTaggings = defineRpc({
-  name: 'chats.message_taggings_list',
-  subject: rpc('message_taggings_list'),
+export const listMessageTaggings = chatsRpc('message_taggings_list', {
   request: withPrincipal({ message: z.string().max(200).optional(), tag: RowId.optional(), ...PageRequest }),
-  response: z.object({ count: z.number().int(), results: z.array(MessageTaggingSchema) }),
+  response: foundPage(MessageTaggingSchema),
 });
-export const createMessageTagging = defineRpc({
-  name: 'chats.message_taggings_create',
-  subject: rpc('message_taggings_create'),
+export const createMessageTagging = chatsRpc('message_taggings_create', {
   request: withPrincipal({ tagging: MessageTaggingCreateSchema }),
   response: MessageTaggingSchema,
 });
-export const deleteMessageTagging = defineRpc({
-  name: 'chats.message_taggings_delete',
-  subject: rpc('message_taggings_delete'),
+export const deleteMessageTagging = chatsRpc('message_taggings_delete', {
   request: withPrincipal({ id: RowId }),
   response: z.object({ deleted: z.boolean() }),
 });
-export const listTaggingEvents = defineRpc({
-  name: 'chats.tagging_events_list',
-  subject: rpc('tagging_events_list'),
+export const listTaggingEvents = chatsRpc('tagging_events_list', {
   request: withPrincipal({ target: TaggingTargetSchema, filters: TaggingFiltersSchema, ...PageRequest }),
-  response: z.object({ count: z.number().int(), results: z.array(TaggingEventSchema) }),
+  response: foundPage(TaggingEventSchema),
 });
 
 // ---- saved responses ----
@@ -484,33 +458,17 @@ export const SavedResponseUpdateSchema = z
   })
   .meta({ examples: [{ text: 'We are open Monday to Saturday, 9:00 to 18:00.' }] });
 
-export const listSavedResponses = defineRpc({
-  name: 'chats.saved_responses_list',
-  subject: rpc('saved_responses_list'),
-  request: withPrincipal({ search: z.string().max(100).optional(), ...PageRequest }),
-  response: z.object({ count: z.number().int(), results: z.array(SavedResponseSchema) }),
-});
-export const getSavedResponse = defineRpc({
-  name: 'chats.saved_responses_get',
-  subject: rpc('saved_responses_get'),
-  request: withPrincipal({ id: RowId }),
-  response: SavedResponseSchema,
-});
-export const createSavedResponse = defineRpc({
-  name: 'chats.saved_responses_create',
-  subject: rpc('saved_responses_create'),
-  request: withPrincipal({ response: SavedResponseCreateSchema }),
-  response: SavedResponseSchema,
-});
-export const updateSavedResponse = defineRpc({
-  name: 'chats.saved_responses_update',
-  subject: rpc('saved_responses_update'),
-  request: withPrincipal({ id: RowId, changes: SavedResponseUpdateSchema }),
-  response: SavedResponseSchema,
-});
-export const deleteSavedResponse = defineRpc({
-  name: 'chats.saved_responses_delete',
-  subject: rpc('saved_responses_delete'),
-  request: withPrincipal({ id: RowId }),
-  response: z.object({ deleted: z.boolean() }),
+export const {
+  list: listSavedResponses,
+  get: getSavedResponse,
+  create: createSavedResponse,
+  update: updateSavedResponse,
+  remove: deleteSavedResponse,
+} = collectionRpcs('saved_responses', {
+  item: SavedResponseSchema,
+  filters: { search: z.string().max(100).optional() },
+  field: 'response',
+  create: SavedResponseCreateSchema,
+  created: SavedResponseSchema,
+  update: SavedResponseUpdateSchema,
 });

@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import { defineConsumer, defineRpc, defineStream } from './contracts.ts';
+import { defineCommand, defineConsumer, serviceRpcs } from './contracts.ts';
 import { type InstanceId, instanceId } from './instance.ts';
-import { subjects } from './subjects.ts';
 
 /**
  * Partner provisioning speaks on subjects of its own scope, not of any inbox instance: the
@@ -173,20 +172,16 @@ export const InstancePageSchema = z
   })
   .meta({ id: 'InstancePage' });
 
-const partnerRpc = (op: string) => (_i: InstanceId) => subjects.rpc(PARTNER_SCOPE, 'provisioner', op);
+const partnerRpc = serviceRpcs('provisioner', PARTNER_SCOPE);
 
 /** The partner owning an API key, or null: keys are compared by their hash. */
-export const authenticatePartner = defineRpc({
-  name: 'provisioner.partners.authenticate',
-  subject: partnerRpc('partners.authenticate'),
+export const authenticatePartner = partnerRpc('partners.authenticate', {
   request: z.object({ api_key: z.string().min(1).max(500) }),
   response: z.object({ partner_id: z.string().nullable() }),
 });
 
 /** A partner that exists (sessions name a partner id; a removed partner ends them). */
-export const partnerExists = defineRpc({
-  name: 'provisioner.partners.exists',
-  subject: partnerRpc('partners.exists'),
+export const partnerExists = partnerRpc('partners.exists', {
   request: z.object({ partner_id: z.string().min(1).max(100) }),
   response: z.object({ exists: z.boolean() }),
 });
@@ -195,16 +190,12 @@ export const partnerExists = defineRpc({
  * Records the instance (unique subdomain: a taken one is a `validation_error` on `subdomain`)
  * and its provisioning command in one transaction, then answers: the command is durable.
  */
-export const createPartnerInstance = defineRpc({
-  name: 'provisioner.instances.create',
-  subject: partnerRpc('instances.create'),
+export const createPartnerInstance = partnerRpc('instances.create', {
   request: z.object({ partner_id: z.string(), body: CreateInstanceRequestSchema }),
   response: PartnerInstanceSchema,
 });
 
-export const listPartnerInstances = defineRpc({
-  name: 'provisioner.instances.list',
-  subject: partnerRpc('instances.list'),
+export const listPartnerInstances = partnerRpc('instances.list', {
   request: z.object({
     partner_id: z.string(),
     offset: z.number().int().min(0),
@@ -213,17 +204,13 @@ export const listPartnerInstances = defineRpc({
   response: InstancePageSchema,
 });
 
-export const getPartnerInstance = defineRpc({
-  name: 'provisioner.instances.get',
-  subject: partnerRpc('instances.get'),
+export const getPartnerInstance = partnerRpc('instances.get', {
   request: z.object({ partner_id: z.string(), instance_id: z.string().max(200) }),
   response: PartnerInstanceSchema,
 });
 
 /** Soft delete: the instance is marked deleted at once; its processes are scaled to zero by a command. */
-export const deletePartnerInstance = defineRpc({
-  name: 'provisioner.instances.delete',
-  subject: partnerRpc('instances.delete'),
+export const deletePartnerInstance = partnerRpc('instances.delete', {
   request: z.object({ partner_id: z.string(), instance_id: z.string().max(200) }),
   response: z.object({ deleted: z.literal(true) }),
 });
@@ -235,12 +222,7 @@ export const ProvisioningCommandSchema = z.object({
 });
 export type ProvisioningCommand = z.infer<typeof ProvisioningCommandSchema>;
 
-export const provisioningCommand = defineStream({
-  name: 'cmd.provisioning',
-  stream: 'commands',
-  subject: (_i) => subjects.command(PARTNER_SCOPE, 'provisioning'),
-  schema: ProvisioningCommandSchema,
-});
+export const provisioningCommand = defineCommand('provisioning', ProvisioningCommandSchema, PARTNER_SCOPE);
 
 export const provisioningConsumer = defineConsumer({
   durable: 'provisioner-lifecycle',

@@ -22,3 +22,13 @@ export function posixSeconds(t: Date | number): number {
 export function posixSecondsOrNull(t: Date | number | null | undefined): number | null {
   return t === null || t === undefined ? null : posixSeconds(t);
 }
+
+/** An IANA time zone name this runtime knows (`Europe/Berlin`), as `Intl` accepts it. */
+export function isTimeZone(name: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: name });
+    return true;
+  } catch {
+    return false;
+  }
+}

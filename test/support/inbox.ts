@@ -67,6 +67,17 @@ export interface InboxOptions {
   env?: Record<string, string>;
 }
 
+/** An inbox and the token of its admin, for a test file's `beforeAll`. */
+export async function startInboxAsAdmin(opts: InboxOptions = {}): Promise<{ inbox: Inbox; admin: string }> {
+  const inbox = await startInbox(opts);
+  try {
+    return { inbox, admin: await inbox.login() };
+  } catch (err) {
+    await inbox.stop();
+    throw err;
+  }
+}
+
 export async function startInbox(opts: InboxOptions = {}): Promise<Inbox> {
   const sandbox = await startSandbox({
     settings: sandboxSettings({

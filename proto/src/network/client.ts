@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pRetry from 'p-retry';
 import { type Dispatcher, FormData, Pool, errors as undiciErrors } from 'undici';
 import { z } from 'zod';
+import { issuesText } from '../issues.ts';
 import { parseRetryAfter } from '../retry-after.ts';
 import { BlockUsersRequestSchema, type BlockUsersResponse, BlockUsersResponseSchema } from './block-users.ts';
 import { CloudApiErrorBodySchema, NetworkError } from './errors.ts';
@@ -143,10 +144,6 @@ const ENCODED_MEDIA_ID = /^[A-Za-z0-9_.-]{1,100}$/;
 function header(headers: RawResponse['headers'], name: string): string | undefined {
   const v = headers[name];
   return Array.isArray(v) ? v[0] : v;
-}
-
-function issuesText(error: z.ZodError): string {
-  return error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
 }
 
 function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
@@ -324,7 +321,7 @@ export function createNetworkClient(options: NetworkClientOptions): NetworkClien
           status: res.status,
           body: parsedBody.ok ? parsedBody.value : res.body.toString('utf8').slice(0, 2000),
           message: `${call.operation}: the answer does not match the Cloud API schema${
-            checked ? ` (${issuesText(checked.error)})` : ' (not JSON)'
+            checked ? ` (${issuesText(checked.error.issues)})` : ' (not JSON)'
           }`,
         });
       }
@@ -338,8 +335,8 @@ export function createNetworkClient(options: NetworkClientOptions): NetworkClien
     throw new NetworkError({
       kind: 'invalid_request',
       operation,
-      message: `${operation}: the request breaks the Cloud API schema (${issuesText(parsed.error)})`,
-      details: issuesText(parsed.error),
+      message: `${operation}: the request breaks the Cloud API schema (${issuesText(parsed.error.issues)})`,
+      details: issuesText(parsed.error.issues),
     });
   }
 

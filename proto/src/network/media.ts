@@ -3,6 +3,15 @@ import { MessagingProductSchema } from './common.ts';
 
 export type MediaCategory = 'audio' | 'document' | 'image' | 'sticker' | 'video';
 
+/** The message types that carry a file: the object under the type names it by media `id` or `link`. */
+export const MEDIA_MESSAGE_TYPES: readonly MediaCategory[] = [
+  'image',
+  'audio',
+  'video',
+  'document',
+  'sticker',
+];
+
 const MB = 1024 * 1024;
 
 /** The Cloud API's supported media types and their size ceilings. */

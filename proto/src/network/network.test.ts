@@ -7,7 +7,7 @@ import { mediaLimitFor } from './media.ts';
 import { OutboundMessageSchema, outboundMediaIds, outboundMediaLinks } from './outbound.ts';
 import { hubSignature256, verifyHubSignature256 } from './signature.ts';
 import { placeholderCount, type Template, templateParameterMismatches } from './templates.ts';
-import { MessagesWebhookBodySchema } from './webhook.ts';
+import { MessagesWebhookBodySchema, messagesWebhookBody } from './webhook.ts';
 
 describe('webhook bodies', () => {
   it('parses the network’s documented status webhook', () => {
@@ -51,24 +51,10 @@ describe('webhook bodies', () => {
   });
 
   it('rejects a message without its type object', () => {
-    const body = {
-      object: 'whatsapp_business_account',
-      entry: [
-        {
-          id: '1',
-          changes: [
-            {
-              field: 'messages',
-              value: {
-                messaging_product: 'whatsapp',
-                metadata: { display_phone_number: '1', phone_number_id: '2' },
-                messages: [{ from: '1', id: 'wamid.x', timestamp: '1', type: 'image' }],
-              },
-            },
-          ],
-        },
-      ],
-    };
+    const body = messagesWebhookBody(
+      { wabaId: '1', displayPhoneNumber: '1', phoneNumberId: '2' },
+      { messages: [{ from: '1', id: 'wamid.x', timestamp: '1', type: 'image' }] },
+    );
     expect(MessagesWebhookBodySchema.safeParse(body).success).toBe(false);
   });
 });

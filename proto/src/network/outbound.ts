@@ -221,35 +221,34 @@ const envelope = {
   biz_opaque_callback_data: z.string().max(512).optional(),
 };
 
+/**
+ * Every message type the Cloud API sends, each body under the field named as its type, beside
+ * `envelope` (who it goes to and how): the network's `POST /messages` and the inbox's send
+ * request differ only in their envelopes.
+ */
+export function outboundMessageSchema<E extends z.ZodRawShape>(envelope: E) {
+  return z.discriminatedUnion('type', [
+    z.strictObject({ ...envelope, type: z.literal('text'), text: OutboundTextSchema }),
+    z.strictObject({ ...envelope, type: z.literal('image'), image: OutboundImageSchema }),
+    z.strictObject({ ...envelope, type: z.literal('audio'), audio: OutboundAudioSchema }),
+    z.strictObject({ ...envelope, type: z.literal('video'), video: OutboundVideoSchema }),
+    z.strictObject({ ...envelope, type: z.literal('document'), document: OutboundDocumentSchema }),
+    z.strictObject({ ...envelope, type: z.literal('sticker'), sticker: OutboundStickerSchema }),
+    z.strictObject({ ...envelope, type: z.literal('location'), location: OutboundLocationSchema }),
+    z.strictObject({ ...envelope, type: z.literal('contacts'), contacts: z.array(ContactCardSchema).min(1) }),
+    z.strictObject({ ...envelope, type: z.literal('interactive'), interactive: OutboundInteractiveSchema }),
+    z.strictObject({ ...envelope, type: z.literal('reaction'), reaction: OutboundReactionSchema }),
+    z.strictObject({ ...envelope, type: z.literal('template'), template: OutboundTemplateSchema }),
+  ]);
+}
+
 /** `POST /messages`: one message of any type the Cloud API sends. */
-export const OutboundMessageSchema = z.discriminatedUnion('type', [
-  z.strictObject({ ...envelope, type: z.literal('text'), text: OutboundTextSchema }),
-  z.strictObject({ ...envelope, type: z.literal('image'), image: OutboundImageSchema }),
-  z.strictObject({ ...envelope, type: z.literal('audio'), audio: OutboundAudioSchema }),
-  z.strictObject({ ...envelope, type: z.literal('video'), video: OutboundVideoSchema }),
-  z.strictObject({ ...envelope, type: z.literal('document'), document: OutboundDocumentSchema }),
-  z.strictObject({ ...envelope, type: z.literal('sticker'), sticker: OutboundStickerSchema }),
-  z.strictObject({ ...envelope, type: z.literal('location'), location: OutboundLocationSchema }),
-  z.strictObject({ ...envelope, type: z.literal('contacts'), contacts: z.array(ContactCardSchema).min(1) }),
-  z.strictObject({ ...envelope, type: z.literal('interactive'), interactive: OutboundInteractiveSchema }),
-  z.strictObject({ ...envelope, type: z.literal('reaction'), reaction: OutboundReactionSchema }),
-  z.strictObject({ ...envelope, type: z.literal('template'), template: OutboundTemplateSchema }),
-]);
+export const OutboundMessageSchema = outboundMessageSchema(envelope);
 export type OutboundMessage = z.infer<typeof OutboundMessageSchema>;
 export type OutboundMessageType = OutboundMessage['type'];
-export const OUTBOUND_MESSAGE_TYPES: readonly OutboundMessageType[] = [
-  'text',
-  'image',
-  'audio',
-  'video',
-  'document',
-  'sticker',
-  'location',
-  'contacts',
-  'interactive',
-  'reaction',
-  'template',
-];
+export const OUTBOUND_MESSAGE_TYPES: readonly OutboundMessageType[] = OutboundMessageSchema.options.map(
+  (o) => o.shape.type.value,
+);
 
 /** What callers of the client write: `messaging_product` is filled in for them. */
 export type OutboundMessageInput = OutboundMessage extends infer M

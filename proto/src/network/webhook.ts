@@ -143,23 +143,9 @@ export const InboundMessageSchema = z.discriminatedUnion('type', [
 ]);
 export type InboundMessage = z.infer<typeof InboundMessageSchema>;
 export type InboundMessageType = InboundMessage['type'];
-export const INBOUND_MESSAGE_TYPES: readonly InboundMessageType[] = [
-  'text',
-  'image',
-  'audio',
-  'video',
-  'document',
-  'sticker',
-  'location',
-  'contacts',
-  'interactive',
-  'button',
-  'reaction',
-  'order',
-  'system',
-  'unsupported',
-  'unknown',
-];
+export const INBOUND_MESSAGE_TYPES: readonly InboundMessageType[] = InboundMessageSchema.options.map(
+  (o) => o.shape.type.value,
+);
 
 export const MessageStatusValueSchema = z.enum([
   'sent',

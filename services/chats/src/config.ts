@@ -1,4 +1,4 @@
-import { BaseEnvSchema, envBoolean, InstanceSecretKeySchema, parseEnv } from '@switchboard/kit';
+import { BaseEnvSchema, configLoader, envBoolean, InstanceSecretKeySchema } from '@switchboard/kit';
 import { PROVIDER_BASE_URL } from '@switchboard/proto/network';
 import { z } from 'zod';
 
@@ -45,6 +45,4 @@ export const ChatsConfigSchema = BaseEnvSchema.extend({
 
 export type ChatsConfig = z.infer<typeof ChatsConfigSchema>;
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): ChatsConfig {
-  return parseEnv(ChatsConfigSchema, env);
-}
+export const loadConfig = configLoader(ChatsConfigSchema);

@@ -1,10 +1,10 @@
 import {
   BaseEnvSchema,
+  configLoader,
   envBoolean,
   InstanceSecretKeySchema,
   parseDuration,
   parseDurationList,
-  parseEnv,
 } from '@switchboard/kit';
 import { z } from 'zod';
 import { DEFAULT_RETRY_SCHEDULE_MS } from './domain/retry.ts';
@@ -83,9 +83,7 @@ export const FanoutConfigSchema = BaseEnvSchema.extend({
 
 export type FanoutConfig = z.infer<typeof FanoutConfigSchema>;
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): FanoutConfig {
-  return parseEnv(FanoutConfigSchema, env);
-}
+export const loadConfig = configLoader(FanoutConfigSchema);
 
 export function settingsFromConfig(c: FanoutConfig): FanoutSettings {
   return {

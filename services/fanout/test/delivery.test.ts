@@ -1,25 +1,18 @@
 import type { NetworkEvent } from '@switchboard/proto';
 import { fanoutRpc } from '@switchboard/proto';
-import { admin, type Receiver, startReceiver, waitFor } from '@switchboard/testkit';
+import { admin, waitFor } from '@switchboard/testkit';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Harness, publishEvent, startHarness } from './helpers.ts';
+import { closingReceivers, type Harness, publishEvent, startHarness } from './helpers.ts';
 
 let h: Harness;
-const receivers: Receiver[] = [];
-
-async function receiver(...args: Parameters<typeof startReceiver>): Promise<Receiver> {
-  const r = await startReceiver(...args);
-  receivers.push(r);
-  return r;
-}
+const receiver = closingReceivers();
 
 beforeAll(async () => {
   h = await startHarness();
 });
 afterAll(async () => {
   await h.stop();
-  await Promise.all(receivers.map((r) => r.close()));
 });
 
 describe('delivery', () => {

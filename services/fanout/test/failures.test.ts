@@ -8,9 +8,9 @@ import {
   WebhookLifecycleEventSchema,
   webhookLifecycle,
 } from '@switchboard/proto';
-import { admin, principal, type Receiver, startReceiver, waitFor } from '@switchboard/testkit';
+import { admin, principal, waitFor } from '@switchboard/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Harness, publishEvent, startHarness, testSettings } from './helpers.ts';
+import { closingReceivers, type Harness, publishEvent, startHarness, testSettings } from './helpers.ts';
 
 /** This machine's host name when it resolves to a loopback address (it usually does, via /etc/hosts). */
 const loopbackName = await lookup(hostname())
@@ -18,14 +18,8 @@ const loopbackName = await lookup(hostname())
   .catch(() => undefined);
 
 let h: Harness;
-const receivers: Receiver[] = [];
+const receiver = closingReceivers();
 const lifecycle: WebhookLifecycleEvent[] = [];
-
-async function receiver(...args: Parameters<typeof startReceiver>): Promise<Receiver> {
-  const r = await startReceiver(...args);
-  receivers.push(r);
-  return r;
-}
 
 beforeAll(async () => {
   h = await startHarness(
@@ -42,7 +36,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await h.stop();
-  await Promise.all(receivers.map((r) => r.close()));
 });
 
 describe('failures', () => {

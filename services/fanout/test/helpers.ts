@@ -11,8 +11,17 @@ import {
   type WebhookWithSecret,
 } from '@switchboard/proto';
 import { type Bus, createBus } from '@switchboard/proto/bus';
-import { admin, freshDatabase, type TestDatabase, testNatsUrl, uniqueInstanceId } from '@switchboard/testkit';
+import {
+  admin,
+  freshDatabase,
+  type Receiver,
+  startReceiver,
+  type TestDatabase,
+  testNatsUrl,
+  uniqueInstanceId,
+} from '@switchboard/testkit';
 import type { Kysely } from 'kysely';
+import { afterAll } from 'vitest';
 import { createWebhookSecretsBox } from '../src/adapters/sealing.ts';
 import type { FanoutDatabase } from '../src/db.ts';
 import { defaultSettings, type FanoutSettings } from '../src/domain/settings.ts';
@@ -162,5 +171,21 @@ export async function startHarness(
       await db.destroy();
       await database.drop();
     },
+  };
+}
+
+/**
+ * Starts receivers for a test file and closes them after its tests: after the file's own
+ * `afterAll` when called before it (vitest runs after-hooks last registered first).
+ */
+export function closingReceivers(): (...args: Parameters<typeof startReceiver>) => Promise<Receiver> {
+  const started: Receiver[] = [];
+  afterAll(async () => {
+    await Promise.all(started.map((r) => r.close()));
+  });
+  return async (...args) => {
+    const r = await startReceiver(...args);
+    started.push(r);
+    return r;
   };
 }

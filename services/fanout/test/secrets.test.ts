@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createSecretBox, generateSecret, migrate } from '@switchboard/kit';
 import { fanoutRpc, type NetworkEvent } from '@switchboard/proto';
-import { admin, type ReceivedRequest, type Receiver, startReceiver, waitFor } from '@switchboard/testkit';
+import { admin, type ReceivedRequest, type Receiver, waitFor } from '@switchboard/testkit';
 import { type Kysely, sql } from 'kysely';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +10,7 @@ import type { FanoutDatabase } from '../src/db.ts';
 import { m0001Webhooks } from '../src/migrations/0001_webhooks.ts';
 import { fanoutMigrations } from '../src/migrations/index.ts';
 import {
+  closingReceivers,
   type Harness,
   publishEvent,
   startHarness,
@@ -19,17 +20,10 @@ import {
 } from './helpers.ts';
 
 const harnesses: Harness[] = [];
-const receivers: Receiver[] = [];
-
-async function receiver(...args: Parameters<typeof startReceiver>): Promise<Receiver> {
-  const r = await startReceiver(...args);
-  receivers.push(r);
-  return r;
-}
+const receiver = closingReceivers();
 
 afterAll(async () => {
   for (const h of harnesses) await h.stop();
-  await Promise.all(receivers.map((r) => r.close()));
 });
 
 function verifies(secret: string, got: ReceivedRequest): boolean {

@@ -24,7 +24,6 @@ import type { GatewayConfig } from './config.ts';
 import { createGuards, type Guards } from './http/guards.ts';
 import { auditLogRoutes } from './routes/audit-logs.ts';
 import { authRoutes } from './routes/auth.ts';
-import { chatAssignmentRoutes } from './routes/chat-assignment.ts';
 import { chatImportRoutes } from './routes/chat-import.ts';
 import { chatTaggingRoutes } from './routes/chat-tagging.ts';
 import { chatRoutes } from './routes/chats.ts';
@@ -189,7 +188,6 @@ export async function buildApp(deps: GatewayDeps): Promise<Gateway> {
   await app.register(inboundDeadLetterRoutes, api);
   await app.register(messageRoutes, { ...api, users, groups });
   await app.register(chatRoutes, { ...api, users, groups });
-  await app.register(chatAssignmentRoutes, { ...api, users, groups });
   // Uploads and imported files reach the media service under the gateway's signature.
   const uploaderSigner = createHeaderSigner(config.INBOX_SECRET_KEY, MEDIA_UPLOADER_PURPOSE);
   await app.register(chatImportRoutes, {

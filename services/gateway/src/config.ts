@@ -1,4 +1,4 @@
-import { BaseEnvSchema, envBoolean, envPort, parseEnv } from '@switchboard/kit';
+import { BaseEnvSchema, configLoader, envBoolean, envPort } from '@switchboard/kit';
 import { z } from 'zod';
 
 const seconds = z.coerce.number().int().positive();
@@ -73,6 +73,4 @@ export const GatewayConfigSchema = BaseEnvSchema.extend({
 
 export type GatewayConfig = z.infer<typeof GatewayConfigSchema>;
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
-  return parseEnv(GatewayConfigSchema, env);
-}
+export const loadConfig = configLoader(GatewayConfigSchema);

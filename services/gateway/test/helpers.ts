@@ -85,3 +85,14 @@ export async function login(gw: Gateway, username: string, password: string): Pr
 }
 
 export const auth = (token: string) => ({ authorization: `Token ${token}` });
+
+/** One request to the gateway as the user of `token`, with `payload` as its JSON body. */
+export function request(
+  gw: Gateway,
+  token: string,
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
+  url: string,
+  payload?: object,
+) {
+  return gw.app.inject({ method, url, headers: auth(token), ...(payload && { payload }) });
+}

@@ -2,7 +2,7 @@ import { waitFor } from '@switchboard/testkit';
 import { startSmtpSink } from '@switchboard/testkit/infra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureConfigurator } from '../src/use-cases/bootstrap.ts';
-import { ADMIN, auth, login, startTestGateway, type TestGateway } from './helpers.ts';
+import { ADMIN, auth, login, request, startTestGateway, type TestGateway } from './helpers.ts';
 
 const STRONG = 'a sturdy passphrase 42';
 
@@ -27,7 +27,7 @@ describe('auth token', () => {
     });
     expect(form.statusCode).toBe(200);
     expect(form.json().token).toBe(a);
-    const me = await gw.app.inject({ url: '/api/v1/users/me/', headers: auth(a) });
+    const me = await request(gw, a, 'GET', '/api/v1/users/me/');
     expect(me.statusCode).toBe(200);
     expect(me.json()).toMatchObject({ username: ADMIN.username, profile: { role: 'admin' } });
   });
@@ -51,20 +51,18 @@ describe('auth token', () => {
 
   it('logout deletes the token; the next login creates a new one', async () => {
     const before = await login(gw, ADMIN.username, ADMIN.password);
-    const out = await gw.app.inject({ method: 'POST', url: '/api/v1/auth/logout/', headers: auth(before) });
+    const out = await request(gw, before, 'POST', '/api/v1/auth/logout/');
     expect(out.statusCode).toBe(204);
-    expect((await gw.app.inject({ url: '/api/v1/users/me/', headers: auth(before) })).statusCode).toBe(401);
+    expect((await request(gw, before, 'GET', '/api/v1/users/me/')).statusCode).toBe(401);
     const after = await login(gw, ADMIN.username, ADMIN.password);
     expect(after).not.toBe(before);
   });
 
   it('answers 429 with Retry-After after repeated bad passwords from one address, even for the right one', async () => {
     const admin = await login(gw, ADMIN.username, ADMIN.password);
-    const created = await gw.app.inject({
-      method: 'POST',
-      url: '/api/v1/users/',
-      headers: auth(admin),
-      payload: { username: 'victim', password: STRONG },
+    const created = await request(gw, admin, 'POST', '/api/v1/users/', {
+      username: 'victim',
+      password: STRONG,
     });
     expect(created.statusCode).toBe(201);
     const from = (remoteAddress: string, password: string) =>
@@ -137,37 +135,25 @@ describe('users, groups and seats', () => {
   afterAll(async () => gw.close());
 
   it('creates users with the spec fields, enforces password rules and unique usernames', async () => {
-    const group = await gw.app.inject({
-      method: 'POST',
-      url: '/api/v1/groups/',
-      headers: auth(admin),
-      payload: { name: 'Support' },
-    });
+    const group = await request(gw, admin, 'POST', '/api/v1/groups/', { name: 'Support' });
     expect(group.statusCode).toBe(201);
-    const weak = await gw.app.inject({
-      method: 'POST',
-      url: '/api/v1/users/',
-      headers: auth(admin),
-      payload: { username: 'agent1', password: '12345' },
+    const weak = await request(gw, admin, 'POST', '/api/v1/users/', {
+      username: 'agent1',
+      password: '12345',
     });
     expect(weak.statusCode).toBe(400);
     expect(weak.json().fields.password).toEqual([
       'This password is too short. It must contain at least 10 characters.',
       'This password is entirely numeric.',
     ]);
-    const res = await gw.app.inject({
-      method: 'POST',
-      url: '/api/v1/users/',
-      headers: auth(admin),
-      payload: {
-        username: 'agent1',
-        password: STRONG,
-        email: 'agent1@example.com',
-        first_name: 'Ada',
-        groups: [group.json().id],
-        permissions: { can_read_chats: 'assigned', can_write_to_chats: 'assigned', can_use_tags: false },
-        assigned_wa_ids: ['4915112345678'],
-      },
+    const res = await request(gw, admin, 'POST', '/api/v1/users/', {
+      username: 'agent1',
+      password: STRONG,
+      email: 'agent1@example.com',
+      first_name: 'Ada',
+      groups: [group.json().id],
+      permissions: { can_read_chats: 'assigned', can_write_to_chats: 'assigned', can_use_tags: false },
+      assigned_wa_ids: ['4915112345678'],
     });
     expect(res.statusCode).toBe(201);
     expect(res.json()).toEqual({
@@ -182,12 +168,7 @@ describe('users, groups and seats', () => {
       assigned_wa_ids: ['4915112345678'],
       is_active: true,
     });
-    const dup = await gw.app.inject({
-      method: 'POST',
-      url: '/api/v1/users/',
-      headers: auth(admin),
-      payload: { username: 'AGENT1', password: STRONG },
-    });
+    const dup = await request(gw, admin, 'POST', '/api/v1/users/', { username: 'AGENT1', password: STRONG });
     expect(dup.statusCode).toBe(400);
     expect(dup.json().fields.username).toEqual(['A user with that username already exists.']);
 
@@ -199,7 +180,7 @@ describe('users, groups and seats', () => {
       group_ids: [group.json().id],
       assigned_wa_ids: ['4915112345678'],
     });
-    const forbidden = await gw.app.inject({ url: '/api/v1/users/', headers: auth(agent) });
+    const forbidden = await request(gw, agent, 'GET', '/api/v1/users/');
     expect(forbidden.statusCode).toBe(403);
     expect(forbidden.json().code).toBe('permission_denied');
   });
@@ -207,59 +188,34 @@ describe('users, groups and seats', () => {
   it('lets exactly one of two concurrent creates take the last seat', async () => {
     // Seats: admin + agent1 = 2 of 3.
     const create = (username: string) =>
-      gw.app.inject({
-        method: 'POST',
-        url: '/api/v1/users/',
-        headers: auth(admin),
-        payload: { username, password: STRONG },
-      });
+      request(gw, admin, 'POST', '/api/v1/users/', { username, password: STRONG });
     const results = await Promise.all([create('racer-a'), create('racer-b')]);
     expect(results.map((r) => r.statusCode).sort()).toEqual([201, 409]);
     const loser = results.find((r) => r.statusCode === 409);
     expect(loser?.json().code).toBe('seat_limit_reached');
-    const list = await gw.app.inject({ url: '/api/v1/users/?limit=2', headers: auth(admin) });
+    const list = await request(gw, admin, 'GET', '/api/v1/users/?limit=2');
     expect(list.json()).toMatchObject({ count: 3, previous: null });
     expect(list.json().next).toContain('offset=2');
   });
 
   it('frees a seat on delete and refuses re-activation past the cap', async () => {
-    const users = (await gw.app.inject({ url: '/api/v1/users/', headers: auth(admin) })).json()
-      .results as Array<{
+    const users = (await request(gw, admin, 'GET', '/api/v1/users/')).json().results as Array<{
       id: number;
       username: string;
     }>;
     const racer = users.find((u) => u.username.startsWith('racer-'));
     if (!racer) throw new Error('no racer');
-    const del = await gw.app.inject({
-      method: 'DELETE',
-      url: `/api/v1/users/${racer.id}/`,
-      headers: auth(admin),
-    });
+    const del = await request(gw, admin, 'DELETE', `/api/v1/users/${racer.id}/`);
     expect(del.statusCode).toBe(204);
-    const other = await gw.app.inject({
-      method: 'POST',
-      url: '/api/v1/users/',
-      headers: auth(admin),
-      payload: { username: 'late', password: STRONG },
-    });
+    const other = await request(gw, admin, 'POST', '/api/v1/users/', { username: 'late', password: STRONG });
     expect(other.statusCode).toBe(201);
-    const back = await gw.app.inject({
-      method: 'PATCH',
-      url: `/api/v1/users/${racer.id}/`,
-      headers: auth(admin),
-      payload: { is_active: true },
-    });
+    const back = await request(gw, admin, 'PATCH', `/api/v1/users/${racer.id}/`, { is_active: true });
     expect(back.statusCode).toBe(409);
     expect(back.json().code).toBe('seat_limit_reached');
   });
 
   it('404s availability while the feature is off', async () => {
-    const res = await gw.app.inject({
-      method: 'PATCH',
-      url: '/api/v1/users/me/availability/',
-      headers: auth(admin),
-      payload: { is_available: false },
-    });
+    const res = await request(gw, admin, 'PATCH', '/api/v1/users/me/availability/', { is_available: false });
     expect(res.statusCode).toBe(404);
   });
 });
@@ -268,7 +224,7 @@ describe('backing services', () => {
   it('answers 503 in the inbox shape when chats is not running', async () => {
     const gw = await startTestGateway();
     const admin = await login(gw, ADMIN.username, ADMIN.password);
-    const res = await gw.app.inject({ url: '/api/v1/chats/', headers: auth(admin) });
+    const res = await request(gw, admin, 'GET', '/api/v1/chats/');
     expect(res.statusCode).toBe(503);
     expect(res.json()).toEqual({
       code: 'service_unavailable',
@@ -297,12 +253,7 @@ describe('availability', () => {
   it('lets users set their availability when enabled', async () => {
     const gw = await startTestGateway({ APP_IS_USER_AVAILABILITY_ENABLED: 'True' });
     const admin = await login(gw, ADMIN.username, ADMIN.password);
-    const res = await gw.app.inject({
-      method: 'PATCH',
-      url: '/api/v1/users/me/availability/',
-      headers: auth(admin),
-      payload: { is_available: false },
-    });
+    const res = await request(gw, admin, 'PATCH', '/api/v1/users/me/availability/', { is_available: false });
     expect(res.statusCode).toBe(200);
     expect(res.json().profile.is_available).toBe(false);
     await gw.close();
@@ -316,22 +267,13 @@ describe('refresh tokens and the configurator', () => {
   beforeAll(async () => {
     gw = await startTestGateway();
     admin = await login(gw, ADMIN.username, ADMIN.password);
-    const res = await gw.app.inject({
-      method: 'POST',
-      url: '/api/v1/users/',
-      headers: auth(admin),
-      payload: { username: 'agent', password: STRONG },
-    });
+    const res = await request(gw, admin, 'POST', '/api/v1/users/', { username: 'agent', password: STRONG });
     agentId = res.json().id;
   });
   afterAll(async () => gw.close());
 
   const issue = async () => {
-    const res = await gw.app.inject({
-      method: 'POST',
-      url: `/api/v1/users/${agentId}/refresh_token/`,
-      headers: auth(admin),
-    });
+    const res = await request(gw, admin, 'POST', `/api/v1/users/${agentId}/refresh_token/`);
     expect(res.statusCode).toBe(200);
     return res.json().refresh_token as string;
   };
@@ -381,15 +323,11 @@ describe('refresh tokens and the configurator', () => {
   it('gives the configurator admin rights but no messaging and no refresh tokens, and no seat', async () => {
     const { token, user_id } = await ensureConfigurator(gw.db, gw.tokens, 'partner-configurator');
     expect((await ensureConfigurator(gw.db, gw.tokens, 'partner-configurator')).token).toBe(token);
-    const users = await gw.app.inject({ url: '/api/v1/users/', headers: auth(token) });
+    const users = await request(gw, token, 'GET', '/api/v1/users/');
     expect(users.statusCode).toBe(200);
-    const me = await gw.app.inject({ url: '/api/v1/users/me/', headers: auth(token) });
+    const me = await request(gw, token, 'GET', '/api/v1/users/me/');
     expect(me.json().profile.role).toBe('configurator');
-    const refresh = await gw.app.inject({
-      method: 'POST',
-      url: `/api/v1/users/${user_id}/refresh_token/`,
-      headers: auth(admin),
-    });
+    const refresh = await request(gw, admin, 'POST', `/api/v1/users/${user_id}/refresh_token/`);
     expect(refresh.statusCode).toBe(403);
     expect(refresh.json().code).toBe('configurator_not_allowed');
     for (const [method, url] of [
@@ -406,11 +344,10 @@ describe('refresh tokens and the configurator', () => {
       expect(res.statusCode).toBe(403);
       expect(res.json().code).toBe('configurator_not_allowed');
     }
-    const send = await gw.app.inject({
-      method: 'POST',
-      url: '/api/v1/messages/',
-      headers: auth(token),
-      payload: { wa_id: '491700000001', type: 'text', text: { body: 'hi' } },
+    const send = await request(gw, token, 'POST', '/api/v1/messages/', {
+      wa_id: '491700000001',
+      type: 'text',
+      text: { body: 'hi' },
     });
     expect(send.statusCode).toBe(403);
   });
@@ -421,12 +358,7 @@ describe('password-less login', () => {
     const smtp = await startSmtpSink();
     const gw = await startTestGateway({ SMTP_URL: smtp.url, PUBLIC_URL: 'http://inbox.test' });
     const admin = await login(gw, ADMIN.username, ADMIN.password);
-    await gw.app.inject({
-      method: 'POST',
-      url: '/api/v1/users/',
-      headers: auth(admin),
-      payload: { username: 'mailer', email: 'Mailer@Example.com' },
-    });
+    await request(gw, admin, 'POST', '/api/v1/users/', { username: 'mailer', email: 'Mailer@Example.com' });
     const unknown = await gw.app.inject({
       method: 'POST',
       url: '/api/v1/auth/passwordless/',
@@ -469,14 +401,9 @@ describe('stored secrets', () => {
   it('a dump of the token tables holds nothing that authenticates', async () => {
     const gw = await startTestGateway();
     const admin = await login(gw, ADMIN.username, ADMIN.password);
-    const adminId = (await gw.app.inject({ url: '/api/v1/users/me/', headers: auth(admin) })).json().id;
-    const refresh = (
-      await gw.app.inject({
-        method: 'POST',
-        url: `/api/v1/users/${adminId}/refresh_token/`,
-        headers: auth(admin),
-      })
-    ).json().refresh_token as string;
+    const adminId = (await request(gw, admin, 'GET', '/api/v1/users/me/')).json().id;
+    const refresh = (await request(gw, admin, 'POST', `/api/v1/users/${adminId}/refresh_token/`)).json()
+      .refresh_token as string;
     const tokens = await gw.db.selectFrom('auth_tokens').selectAll().execute();
     const refreshRows = await gw.db.selectFrom('refresh_tokens').selectAll().execute();
     const candidates = [
@@ -500,7 +427,7 @@ describe('stored secrets', () => {
       expect([400, 401]).toContain(asRefresh.statusCode);
     }
     // The real ones still work: the test would pass vacuously otherwise.
-    expect((await gw.app.inject({ url: '/api/v1/users/me/', headers: auth(admin) })).statusCode).toBe(200);
+    expect((await request(gw, admin, 'GET', '/api/v1/users/me/')).statusCode).toBe(200);
     await gw.close();
   });
 });

@@ -1,7 +1,7 @@
 import { type ChatsConfig, ChatsConfigSchema } from '@switchboard/chats';
 import { type FanoutConfig, FanoutConfigSchema } from '@switchboard/fanout';
 import { type GatewayConfig, GatewayConfigSchema } from '@switchboard/gateway';
-import { parseEnv } from '@switchboard/kit';
+import { configLoader } from '@switchboard/kit';
 import { type MediaConfig, MediaConfigSchema } from '@switchboard/media';
 import { z } from 'zod';
 
@@ -55,6 +55,4 @@ export const InboxConfigSchema = z.looseObject({}).transform((env, ctx): InboxCo
   };
 });
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): InboxConfig {
-  return parseEnv(InboxConfigSchema, env);
-}
+export const loadConfig = configLoader(InboxConfigSchema);

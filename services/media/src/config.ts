@@ -1,4 +1,4 @@
-import { BaseEnvSchema, envPort, InstanceSecretKeySchema, parseEnv } from '@switchboard/kit';
+import { BaseEnvSchema, configLoader, envPort, InstanceSecretKeySchema } from '@switchboard/kit';
 import { PROVIDER_BASE_URL } from '@switchboard/proto/network';
 import { z } from 'zod';
 import type { MediaLimits } from './domain/media-kind.ts';
@@ -30,9 +30,7 @@ export const MediaConfigSchema = BaseEnvSchema.extend({
 
 export type MediaConfig = z.infer<typeof MediaConfigSchema>;
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): MediaConfig {
-  return parseEnv(MediaConfigSchema, env);
-}
+export const loadConfig = configLoader(MediaConfigSchema);
 
 export function limitsFromConfig(c: MediaConfig): MediaLimits {
   return {

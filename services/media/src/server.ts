@@ -1,4 +1,4 @@
-import { bootService, handleShutdown, type Telemetry } from '@switchboard/kit';
+import { runService, type Telemetry } from '@switchboard/kit';
 import { loadConfig } from './config.ts';
 import type { MediaDatabase } from './db.ts';
 import { mediaMigrations } from './migrations/index.ts';
@@ -6,18 +6,11 @@ import { createMedia } from './service.ts';
 
 export async function runMedia(telemetry: Telemetry): Promise<void> {
   const config = loadConfig();
-  const { log, db, nc, bus } = await bootService<MediaDatabase>({
+  await runService<MediaDatabase>({
     service: 'media',
     config,
     migrations: mediaMigrations,
+    telemetry,
+    create: ({ db, bus, nc, log }) => createMedia({ db, bus, nc, log, config }),
   });
-  const media = await createMedia({ db, bus, nc, log, config });
-  await media.start();
-
-  handleShutdown(log, [
-    ['media', () => media.stop()],
-    ['nats', () => nc.drain()],
-    ['database', () => db.destroy()],
-    ['telemetry', () => telemetry.shutdown()],
-  ]);
 }

@@ -1,11 +1,11 @@
 import { resolve } from 'node:path';
 import {
   BaseEnvSchema,
+  configLoader,
   envBoolean,
   envPort,
   InstanceSecretKeySchema,
   parseDurationList,
-  parseEnv,
 } from '@switchboard/kit';
 import { PARTNER_SCOPE } from '@switchboard/proto';
 import { PROVIDER_BASE_URL, PROVIDER_HUB_BASE_URL } from '@switchboard/proto/network';
@@ -94,6 +94,4 @@ export const ProvisionerConfigSchema = BaseEnvSchema.omit({ INSTANCE_ID: true })
 
 export type ProvisionerConfig = z.output<typeof ProvisionerConfigSchema>;
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): ProvisionerConfig {
-  return parseEnv(ProvisionerConfigSchema, env);
-}
+export const loadConfig = configLoader(ProvisionerConfigSchema);

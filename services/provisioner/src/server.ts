@@ -1,4 +1,4 @@
-import { bootService, handleShutdown, type Telemetry } from '@switchboard/kit';
+import { runService, type Telemetry } from '@switchboard/kit';
 import { loadConfig } from './config.ts';
 import { provisionerMigrations } from './migrations/index.ts';
 import { createProvisioner } from './service.ts';
@@ -7,18 +7,11 @@ import type { ProvisionerDatabase } from './store/db.ts';
 export async function runProvisioner(telemetry: Telemetry): Promise<void> {
   const config = loadConfig();
   // The provisioner's bus is the partner scope (config.INSTANCE_ID): its streams, its requests.
-  const { log, db, nc, bus } = await bootService<ProvisionerDatabase>({
+  await runService<ProvisionerDatabase>({
     service: 'provisioner',
     config,
     migrations: provisionerMigrations,
+    telemetry,
+    create: ({ db, bus, nc, log }) => createProvisioner({ db, bus, nc, log, config }),
   });
-  const provisioner = createProvisioner({ db, bus, nc, log, config });
-  await provisioner.start();
-
-  handleShutdown(log, [
-    ['provisioner', () => provisioner.stop()],
-    ['nats', () => nc.drain()],
-    ['database', () => db.destroy()],
-    ['telemetry', () => telemetry.shutdown()],
-  ]);
 }

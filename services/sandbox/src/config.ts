@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { envBoolean, envPort, logLevel, parseEnv } from '@switchboard/kit';
+import { configLoader, envBoolean, envPort, logLevel } from '@switchboard/kit';
 import { z } from 'zod';
 
 const Ms = z.coerce
@@ -117,6 +117,4 @@ export function settingsFromEnv(env: SandboxEnv): SandboxSettings {
   };
 }
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): SandboxEnv {
-  return parseEnv(SandboxConfigSchema, env);
-}
+export const loadConfig = configLoader(SandboxConfigSchema);

@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { type Receiver, startReceiver } from '@switchboard/testkit';
+import { afterAll, beforeAll } from 'vitest';
 import { z } from 'zod';
 import {
   createNetworkClient,
@@ -180,6 +181,36 @@ export async function call(
 }
 
 /** Points the seed number's webhook at the receiver, through the Cloud API route the inbox uses. */
+/** A fast sandbox, a webhook receiver and a network client of the seed number. */
+export interface SandboxRig {
+  sb: SandboxHandle;
+  receiver: WebhookReceiver;
+  client: NetworkClient;
+}
+
+/**
+ * The rig of a test file, started before its tests (the seed number's webhook pointing at the
+ * receiver unless `connect` is false) and closed after them: read its members inside the tests.
+ */
+export function sandboxRig(
+  opts: { connect?: boolean; client?: Partial<NetworkClientOptions> } = {},
+): SandboxRig {
+  // Filled before the first test runs.
+  const rig = {} as SandboxRig;
+  beforeAll(async () => {
+    rig.sb = await startFastSandbox();
+    rig.receiver = await startWebhookReceiver();
+    rig.client = clientFor(rig.sb, opts.client);
+    if (opts.connect ?? true) await connectWebhook(rig.client, rig.receiver);
+  });
+  afterAll(async () => {
+    await rig.client?.close();
+    await rig.sb?.close();
+    await rig.receiver?.close();
+  });
+  return rig;
+}
+
 export async function connectWebhook(client: NetworkClient, receiver: WebhookReceiver): Promise<void> {
   await client.setWebhook({ url: receiver.url });
 }

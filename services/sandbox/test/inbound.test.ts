@@ -1,42 +1,22 @@
 import { createHash } from 'node:crypto';
 import { waitFor } from '@switchboard/testkit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { INBOUND_MESSAGE_TYPES, type InboundMessage, type NetworkClient } from '../src/domain/wire.ts';
-import type { SandboxHandle } from '../src/index.ts';
+import { INBOUND_MESSAGE_TYPES, type InboundMessage } from '../src/domain/wire.ts';
 import {
   call,
-  clientFor,
-  connectWebhook,
   customerSays,
   expectedSignature,
   newCustomer,
   type ReceivedWebhook,
+  sandboxRig,
   seedOf,
-  startFastSandbox,
-  startWebhookReceiver,
-  type WebhookReceiver,
 } from './helpers.ts';
 
-let sb: SandboxHandle;
-let receiver: WebhookReceiver;
-let client: NetworkClient;
-
-beforeAll(async () => {
-  sb = await startFastSandbox();
-  receiver = await startWebhookReceiver();
-  client = clientFor(sb);
-  await connectWebhook(client, receiver);
-});
-
-afterAll(async () => {
-  await client.close();
-  await sb.close();
-  await receiver.close();
-});
+const rig = sandboxRig();
 
 function webhookFor(wamid: string): ReceivedWebhook | undefined {
-  return receiver.received.find((r) =>
+  return rig.receiver.received.find((r) =>
     r.body.entry.some((e) => e.changes.some((c) => c.value.messages?.some((m) => m.id === wamid))),
   );
 }
@@ -52,10 +32,10 @@ async function webhookOf(wamid: string): Promise<{ hook: ReceivedWebhook; messag
 describe('customer messages of every inbound type', () => {
   it('posts a signed, schema-valid webhook for each type', async () => {
     const waId = newCustomer();
-    const seed = seedOf(sb);
+    const seed = seedOf(rig.sb);
     // A business message first, so replies and reactions have something to point at.
-    await customerSays(sb, waId, { type: 'text', profile_name: 'Ana Souza', text: { body: 'hello' } });
-    const sent = await client.sendMessage({ to: waId, type: 'text', text: { body: 'How can we help?' } });
+    await customerSays(rig.sb, waId, { type: 'text', profile_name: 'Ana Souza', text: { body: 'hello' } });
+    const sent = await rig.client.sendMessage({ to: waId, type: 'text', text: { body: 'How can we help?' } });
     const businessWamid = sent.messages[0]?.id;
 
     const requests: Record<string, Record<string, unknown>> = {
@@ -78,7 +58,7 @@ describe('customer messages of every inbound type', () => {
     expect(Object.keys(requests).sort()).toEqual([...INBOUND_MESSAGE_TYPES].sort());
 
     for (const [type, request] of Object.entries(requests)) {
-      const wamid = await customerSays(sb, waId, request);
+      const wamid = await customerSays(rig.sb, waId, request);
       const { hook, message } = await webhookOf(wamid);
 
       expect(hook.signature).toBe(expectedSignature(seed.webhookSecret, hook.raw));
@@ -100,10 +80,10 @@ describe('customer messages of every inbound type', () => {
       expect(message.timestamp).toMatch(/^\d+$/);
       expect(Math.abs(Number(message.timestamp) - Date.now() / 1000)).toBeLessThan(60);
     }
-    expect(receiver.invalid).toEqual([]);
+    expect(rig.receiver.invalid).toEqual([]);
 
     const byType = new Map(
-      receiver
+      rig.receiver
         .messages()
         .filter((m) => m.from === waId)
         .map((m) => [m.type, m]),
@@ -136,13 +116,13 @@ describe('customer messages of every inbound type', () => {
   it('serves the media a customer sent through the media endpoints, bytes matching the announced sha256', async () => {
     const waId = newCustomer();
     const bytes = Buffer.from('%PDF-1.4\n% customer upload\n%%EOF\n');
-    const wamid = await customerSays(sb, waId, {
+    const wamid = await customerSays(rig.sb, waId, {
       type: 'document',
       document: { data_base64: bytes.toString('base64'), mime_type: 'application/pdf', filename: 'scan.pdf' },
     });
     const { message } = await webhookOf(wamid);
     if (message.type !== 'document') throw new Error('expected a document');
-    const info = await client.getMediaUrl(message.document.id);
+    const info = await rig.client.getMediaUrl(message.document.id);
     expect(info).toMatchObject({
       messaging_product: 'whatsapp',
       id: message.document.id,
@@ -150,7 +130,7 @@ describe('customer messages of every inbound type', () => {
       sha256: message.document.sha256,
       file_size: bytes.length,
     });
-    const file = await client.downloadMedia(info.url);
+    const file = await rig.client.downloadMedia(info.url);
     expect(file.data.equals(bytes)).toBe(true);
     expect(file.sha256).toBe(createHash('sha256').update(bytes).digest('hex'));
     expect(file.contentType).toBe('application/pdf');
@@ -158,7 +138,7 @@ describe('customer messages of every inbound type', () => {
 
   it('keeps profile name, ad referral and reply context in the webhook', async () => {
     const waId = newCustomer();
-    const wamid = await customerSays(sb, waId, {
+    const wamid = await customerSays(rig.sb, waId, {
       type: 'text',
       profile_name: 'Kerry',
       text: { body: 'I saw your ad' },
@@ -173,7 +153,7 @@ describe('customer messages of every inbound type', () => {
       source_url: expect.any(String),
     });
     expect(message.context).toEqual({
-      from: seedOf(sb).displayPhoneNumber,
+      from: seedOf(rig.sb).displayPhoneNumber,
       id: 'wamid.earlier',
       forwarded: true,
     });
@@ -182,29 +162,33 @@ describe('customer messages of every inbound type', () => {
   it('delivers a backdated message now, with its original timestamp', async () => {
     const waId = newCustomer();
     const then = Math.floor(Date.now() / 1000) - 25 * 3600;
-    const wamid = await customerSays(sb, waId, { type: 'text', timestamp: then });
+    const wamid = await customerSays(rig.sb, waId, { type: 'text', timestamp: then });
     const { message } = await webhookOf(wamid);
     expect(message.timestamp).toBe(String(then));
-    const customer = await call(sb, 'GET', `/sandbox/customers/${waId}`);
+    const customer = await call(rig.sb, 'GET', `/sandbox/customers/${waId}`);
     expect(customer.json).toMatchObject({ window_open: false, window_expires_at: then + 24 * 3600 });
   });
 
   it('drops messages from a customer the business blocked', async () => {
     const waId = newCustomer();
-    await customerSays(sb, waId, { type: 'text' });
-    const blocked = await client.blockUsers([`+${waId}`]);
+    await customerSays(rig.sb, waId, { type: 'text' });
+    const blocked = await rig.client.blockUsers([`+${waId}`]);
     expect(blocked.block_users.added_users).toEqual([{ input: `+${waId}`, wa_id: waId }]);
-    const res = await call(sb, 'POST', `/sandbox/customers/${waId}/messages`, { type: 'text' });
+    const res = await call(rig.sb, 'POST', `/sandbox/customers/${waId}/messages`, { type: 'text' });
     expect(res.json).toMatchObject({ delivered_to_business: false });
     const { id } = z.object({ id: z.string() }).parse(res.json);
     // The sandbox answered synchronously and posted nothing: any webhook would have been queued already.
-    const deliveries = await call(sb, 'GET', `/sandbox/webhook-deliveries?wamid=${encodeURIComponent(id)}`);
+    const deliveries = await call(
+      rig.sb,
+      'GET',
+      `/sandbox/webhook-deliveries?wamid=${encodeURIComponent(id)}`,
+    );
     expect(deliveries.json).toEqual({ deliveries: [] });
-    await client.unblockUsers([waId]);
+    await rig.client.unblockUsers([waId]);
   });
 
   it('rejects a malformed customer message with a Cloud API error body', async () => {
-    const res = await call(sb, 'POST', `/sandbox/customers/${newCustomer()}/messages`, {
+    const res = await call(rig.sb, 'POST', `/sandbox/customers/${newCustomer()}/messages`, {
       type: 'location',
       location: { latitude: 200, longitude: 0 },
     });

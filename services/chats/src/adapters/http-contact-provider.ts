@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createGuardedAgent, signatureHeader } from '@switchboard/kit';
+import { issuesText } from '@switchboard/proto';
 import { z } from 'zod';
 import type { ProviderContact } from '../domain/contact-merge.ts';
 
@@ -107,12 +108,7 @@ export function createHttpContactProviderClient(opts: {
       }
       const parsed = ProviderAnswerSchema.safeParse(json);
       if (!parsed.success) {
-        throw new ProviderFailure(
-          `answered outside the protocol (${parsed.error.issues
-            .slice(0, 3)
-            .map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`)
-            .join('; ')})`,
-        );
+        throw new ProviderFailure(`answered outside the protocol (${issuesText(parsed.error.issues, 3)})`);
       }
       return parsed.data.contacts.flatMap((c) => {
         const waId = normaliseWaId(c.wa_id);

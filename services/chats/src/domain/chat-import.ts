@@ -159,15 +159,6 @@ function wallMs(local: string): number {
   );
 }
 
-export function isTimeZone(name: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: name });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * The id of an imported message: the same export line always gets the same id, so importing an
  * export again, or a later export that overlaps it, stores only what is new. From the chat, the

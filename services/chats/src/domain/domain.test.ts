@@ -1,3 +1,4 @@
+import { messagesWebhookBody } from '@switchboard/proto';
 import { describe, expect, it } from 'vitest';
 import { initials } from './initials.ts';
 import { createKeyedQueue } from './keyed-queue.ts';
@@ -79,41 +80,32 @@ describe('initials', () => {
 });
 
 describe('parseNetworkBody', () => {
+  const NUMBER = { wabaId: '1', displayPhoneNumber: '1', phoneNumberId: '1' };
+
   it('reads contacts, messages of any type, and statuses with conversation expiry', () => {
-    const body = JSON.stringify({
-      object: 'whatsapp_business_account',
-      entry: [
-        {
-          id: '1',
-          changes: [
-            {
-              field: 'messages',
-              value: {
-                contacts: [{ profile: { name: 'Ana' }, wa_id: '49151' }],
-                messages: [
-                  {
-                    from: '49151',
-                    id: 'w1',
-                    timestamp: '100',
-                    type: 'hologram',
-                    referral: { source_type: 'ad' },
-                  },
-                ],
-                statuses: [
-                  {
-                    id: 'w0',
-                    status: 'read',
-                    timestamp: '90',
-                    recipient_id: '49151',
-                    conversation: { id: 'c', expiration_timestamp: '5000' },
-                  },
-                ],
-              },
-            },
-          ],
-        },
-      ],
-    });
+    const body = JSON.stringify(
+      messagesWebhookBody(NUMBER, {
+        contacts: [{ profile: { name: 'Ana' }, wa_id: '49151' }],
+        messages: [
+          {
+            from: '49151',
+            id: 'w1',
+            timestamp: '100',
+            type: 'hologram',
+            referral: { source_type: 'ad' },
+          },
+        ],
+        statuses: [
+          {
+            id: 'w0',
+            status: 'read',
+            timestamp: '90',
+            recipient_id: '49151',
+            conversation: { id: 'c', expiration_timestamp: '5000' },
+          },
+        ],
+      }),
+    );
     const parsed = parseNetworkBody(body);
     expect(parsed?.contacts).toEqual([{ wa_id: '49151', name: 'Ana' }]);
     expect(parsed?.ignored).toBe(0);

@@ -1,4 +1,5 @@
-const MEDIA_TYPES = ['image', 'audio', 'video', 'document', 'sticker'] as const;
+import { MEDIA_MESSAGE_TYPES } from '@switchboard/proto';
+
 /** Template parameters and interactive headers that carry media: an image, video or document. */
 const TEMPLATE_MEDIA_TYPES = ['image', 'video', 'document'] as const;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -48,7 +49,7 @@ export async function withNetworkMedia<M extends object>(
   resolve: (inboxMediaId: string) => Promise<string>,
 ): Promise<M> {
   const m = message as Json;
-  const type = MEDIA_TYPES.find((t) => t === m.type);
+  const type = MEDIA_MESSAGE_TYPES.find((t) => t === m.type);
   if (type) {
     const mediaId = inboxMediaIdOf(m[type], publicUrl);
     if (!mediaId) return message;

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { pageRows } from '@switchboard/kit';
 import type { AuditEntry, Principal } from '@switchboard/proto';
 import type { Kysely, Transaction } from 'kysely';
 import type { ChatsDatabase } from '../db.ts';
@@ -22,6 +23,22 @@ export async function insertAuditEntry(
     })
     .onConflict((oc) => oc.column('id').doNothing())
     .execute();
+}
+
+/**
+ * Makes a change and writes the event-log entry it leaves in one transaction, so that neither is
+ * ever stored without the other; `entryOf` builds the entry from what the change returned.
+ */
+export function withAuditEntry<T>(
+  db: Kysely<ChatsDatabase>,
+  change: (trx: Transaction<ChatsDatabase>) => Promise<T>,
+  entryOf: (result: T) => AuditEntry,
+): Promise<T> {
+  return db.transaction().execute(async (trx) => {
+    const result = await change(trx);
+    await insertAuditEntry(trx, entryOf(result));
+    return result;
+  });
 }
 
 /** A chat entry, written in the same transaction as the change it records. */
@@ -57,13 +74,5 @@ export async function auditPage(
   if (r.target_type) base = base.where('target_type', '=', r.target_type);
   if (r.target_id) base = base.where('target_id', '=', r.target_id);
   if (r.action) base = base.where('action', '=', r.action);
-  const { n } = await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-  const rows = await base
-    .selectAll()
-    .orderBy('at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(r.limit)
-    .offset(r.offset)
-    .execute();
-  return { count: Number(n), rows };
+  return pageRows(base, r, (q) => q.selectAll().orderBy('at', 'desc').orderBy('id', 'desc'));
 }

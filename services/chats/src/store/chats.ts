@@ -1,3 +1,4 @@
+import { pageRows } from '@switchboard/kit';
 import type { ChatAccessSubject, ChatFiltersSchema, Principal } from '@switchboard/proto';
 import { type ExpressionBuilder, type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import type { z } from 'zod';
@@ -113,15 +114,7 @@ export async function pageReadableChats(
         and m.timestamp > coalesce(rm.read_until, 0))`;
     q = q.where(f.unread ? unread : sql<boolean>`not ${unread}`);
   }
-  const { n } = await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-  const rows = await q
-    .selectAll('c')
-    .orderBy('c.last_message_at', 'desc')
-    .orderBy('c.wa_id')
-    .limit(page.limit)
-    .offset(page.offset)
-    .execute();
-  return { count: Number(n), rows };
+  return pageRows(q, page, (q) => q.selectAll('c').orderBy('c.last_message_at', 'desc').orderBy('c.wa_id'));
 }
 
 /** Sets whether a chat is resolved. */

@@ -1,3 +1,4 @@
+import { pageRows } from '@switchboard/kit';
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { ChatsDatabase, ContactProvidersTable } from '../db.ts';
 
@@ -9,19 +10,9 @@ export async function pageContactProviders(
   db: Db,
   page: { limit: number; offset: number },
 ): Promise<{ count: number; rows: ContactProviderRow[] }> {
-  const { n } = await db
-    .selectFrom('contact_providers')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .executeTakeFirstOrThrow();
-  const rows = await db
-    .selectFrom('contact_providers')
-    .selectAll()
-    .orderBy('priority')
-    .orderBy('id')
-    .limit(page.limit)
-    .offset(page.offset)
-    .execute();
-  return { count: Number(n), rows };
+  return pageRows(db.selectFrom('contact_providers'), page, (q) =>
+    q.selectAll().orderBy('priority').orderBy('id'),
+  );
 }
 
 /** The providers asked for contacts, first in precedence first. */

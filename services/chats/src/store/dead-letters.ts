@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { pageRows } from '@switchboard/kit';
 import {
   type AuditEntry,
   type InboundDeadLetter,
@@ -134,15 +135,7 @@ export async function deadLetterPage(
 ): Promise<{ count: number; rows: Array<Selectable<InboundDeadLettersTable>> }> {
   let base = db.selectFrom('inbound_dead_letters');
   if (r.redriven !== undefined) base = base.where('redriven_at', r.redriven ? 'is not' : 'is', null);
-  const { n } = await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-  const rows = await base
-    .selectAll()
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(r.limit)
-    .offset(r.offset)
-    .execute();
-  return { count: Number(n), rows };
+  return pageRows(base, r, (q) => q.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc'));
 }
 
 export async function findDeadLetter(db: Db, id: number) {

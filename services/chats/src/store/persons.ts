@@ -1,3 +1,4 @@
+import { pageRows } from '@switchboard/kit';
 import type { Principal } from '@switchboard/proto';
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { ChatsDatabase, PersonsTable } from '../db.ts';
@@ -21,13 +22,7 @@ export async function pageReadablePersons(
       eb.or([eb('persons.wa_id', 'like', like), eb(sql`lower(persons.profile_name)`, 'like', like)]),
     );
   }
-  const { n } = await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-  const rows = await q
-    .selectAll('persons')
-    .orderBy('persons.updated_at', 'desc')
-    .orderBy('persons.wa_id')
-    .limit(r.limit)
-    .offset(r.offset)
-    .execute();
-  return { count: Number(n), rows };
+  return pageRows(q, r, (q) =>
+    q.selectAll('persons').orderBy('persons.updated_at', 'desc').orderBy('persons.wa_id'),
+  );
 }

@@ -1,3 +1,4 @@
+import { pageRows } from '@switchboard/kit';
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { ChatsDatabase, SavedResponsesTable } from '../db.ts';
 import { containsPattern } from '../domain/search.ts';
@@ -16,9 +17,7 @@ export async function pageSavedResponses(
     const like = containsPattern(r.search);
     q = q.where((eb) => eb.or([eb('name', 'ilike', like), eb('text', 'ilike', like)]));
   }
-  const { n } = await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-  const rows = await q.selectAll().orderBy('name').orderBy('id').limit(r.limit).offset(r.offset).execute();
-  return { count: Number(n), rows };
+  return pageRows(q, r, (q) => q.selectAll().orderBy('name').orderBy('id'));
 }
 
 export async function findSavedResponse(db: Writer, id: number): Promise<SavedResponseRow | undefined> {

@@ -1,3 +1,4 @@
+import { pageRows } from '@switchboard/kit';
 import type { Principal, TaggingFiltersSchema, TaggingTarget } from '@switchboard/proto';
 import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import type { z } from 'zod';
@@ -52,15 +53,7 @@ export async function deleteTagging(db: Writer, target: TaggingTarget, id: numbe
 
 export async function insertTaggingEvent(
   db: Writer,
-  e: {
-    target: TaggingTarget;
-    action: 'added' | 'removed';
-    tag_id: number;
-    tag_name: string;
-    wa_id: string;
-    message_id: string | null;
-    user_id: number | null;
-  },
+  e: Omit<TaggingEventsTable, 'id' | 'created_at'>,
 ): Promise<void> {
   await db.insertInto('tagging_events').values(e).execute();
 }
@@ -85,9 +78,7 @@ export async function pageChatTaggings(
   if (p.permissions.can_read_chats === 'assigned') q = q.where((eb) => assignedToCaller(eb, p));
   if (f.chat !== undefined) q = q.where('t.wa_id', '=', f.chat);
   if (f.tag !== undefined) q = q.where('t.tag_id', '=', f.tag);
-  const { n } = await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-  const rows = await q.selectAll('t').orderBy('t.id', 'desc').limit(page.limit).offset(page.offset).execute();
-  return { count: Number(n), rows };
+  return pageRows(q, page, (q) => q.selectAll('t').orderBy('t.id', 'desc'));
 }
 
 export async function pageMessageTaggings(
@@ -100,9 +91,7 @@ export async function pageMessageTaggings(
   if (p.permissions.can_read_chats === 'assigned') q = q.where((eb) => assignedToCaller(eb, p));
   if (f.message !== undefined) q = q.where('t.message_id', '=', f.message);
   if (f.tag !== undefined) q = q.where('t.tag_id', '=', f.tag);
-  const { n } = await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-  const rows = await q.selectAll('t').orderBy('t.id', 'desc').limit(page.limit).offset(page.offset).execute();
-  return { count: Number(n), rows };
+  return pageRows(q, page, (q) => q.selectAll('t').orderBy('t.id', 'desc'));
 }
 
 /** Tagging history of chats or messages the caller may read, newest first. */

@@ -1,3 +1,4 @@
+import { pageRows } from '@switchboard/kit';
 import type { Tag } from '@switchboard/proto';
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { ChatsDatabase, TagsTable } from '../db.ts';
@@ -28,9 +29,7 @@ export async function pageTags(
 ): Promise<{ count: number; rows: TagRow[] }> {
   let q = db.selectFrom('tags');
   if (r.search) q = q.where('name', 'ilike', containsPattern(r.search));
-  const { n } = await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-  const rows = await q.selectAll().orderBy('name').orderBy('id').limit(r.limit).offset(r.offset).execute();
-  return { count: Number(n), rows };
+  return pageRows(q, r, (q) => q.selectAll().orderBy('name').orderBy('id'));
 }
 
 export async function findTag(db: Writer, id: number): Promise<TagRow | undefined> {
@@ -70,10 +69,23 @@ export async function deleteTagRow(db: Writer, id: number): Promise<void> {
   await db.deleteFrom('tags').where('id', '=', id).execute();
 }
 
+/** Tags, each with the tagging that attached it, by what they are attached to (in tagging order). */
+function tagsByOwner<R extends TagRow & { tagging_id: number }>(
+  rows: readonly R[],
+  ownerOf: (row: R) => string,
+): Map<string, Tag[]> {
+  const map = new Map<string, Tag[]>();
+  for (const row of rows) {
+    const list = map.get(ownerOf(row)) ?? [];
+    list.push(tagOf(row, row.tagging_id));
+    map.set(ownerOf(row), list);
+  }
+  return map;
+}
+
 /** The tags of chats, by wa_id, each with the tagging that attached it. */
 export async function chatTagsOf(db: Db, waIds: readonly string[]): Promise<Map<string, Tag[]>> {
-  const map = new Map<string, Tag[]>();
-  if (!waIds.length) return map;
+  if (!waIds.length) return new Map();
   const rows = await db
     .selectFrom('chat_taggings as ct')
     .innerJoin('tags as t', 't.id', 'ct.tag_id')
@@ -82,18 +94,12 @@ export async function chatTagsOf(db: Db, waIds: readonly string[]): Promise<Map<
     .where('ct.wa_id', 'in', [...waIds])
     .orderBy('ct.id')
     .execute();
-  for (const { wa_id, tagging_id, ...tag } of rows) {
-    const list = map.get(wa_id) ?? [];
-    list.push(tagOf(tag, tagging_id));
-    map.set(wa_id, list);
-  }
-  return map;
+  return tagsByOwner(rows, (r) => r.wa_id);
 }
 
 /** The tags of messages, by message id, each with the tagging that attached it. */
 export async function messageTagsOf(db: Db, messageIds: readonly string[]): Promise<Map<string, Tag[]>> {
-  const map = new Map<string, Tag[]>();
-  if (!messageIds.length) return map;
+  if (!messageIds.length) return new Map();
   const rows = await db
     .selectFrom('message_taggings as mt')
     .innerJoin('tags as t', 't.id', 'mt.tag_id')
@@ -102,10 +108,5 @@ export async function messageTagsOf(db: Db, messageIds: readonly string[]): Prom
     .where('mt.message_id', 'in', [...messageIds])
     .orderBy('mt.id')
     .execute();
-  for (const { message_id, tagging_id, ...tag } of rows) {
-    const list = map.get(message_id) ?? [];
-    list.push(tagOf(tag, tagging_id));
-    map.set(message_id, list);
-  }
-  return map;
+  return tagsByOwner(rows, (r) => r.message_id);
 }

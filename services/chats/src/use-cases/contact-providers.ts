@@ -9,7 +9,7 @@ import {
   ServiceError,
   type updateContactProvider as updateContract,
 } from '@switchboard/proto';
-import { insertAuditEntry } from '../store/audit.ts';
+import { withAuditEntry } from '../store/audit.ts';
 import {
   type ContactProviderRow,
   deleteContactProviderRow,
@@ -63,47 +63,47 @@ export async function createContactProvider(deps: OrganisationDeps, r: RequestOf
   }
   const { secret: given, ...fields } = r.provider;
   const secret = given ?? generateSecret();
-  const row = await deps.db.transaction().execute(async (trx) => {
-    const created = await insertContactProvider(trx, {
-      ...fields,
-      secret_sealed: deps.providerSecrets?.seal(secret) ?? Buffer.alloc(0),
-    });
-    await insertAuditEntry(
-      trx,
+  const row = await withAuditEntry(
+    deps.db,
+    (trx) =>
+      insertContactProvider(trx, {
+        ...fields,
+        secret_sealed: deps.providerSecrets?.seal(secret) ?? Buffer.alloc(0),
+      }),
+    (created) =>
       entityAuditEntry(r.principal, 'contact_provider.created', 'contact_provider', created.id, {
         name: created.name,
         url: created.url,
       }),
-    );
-    return created;
-  });
+  );
   return { ...contactProviderOf(row), secret };
 }
 
 export async function updateContactProvider(deps: OrganisationDeps, r: RequestOf<typeof updateContract>) {
   assertMayManageProviders(r.principal);
-  const row = await deps.db.transaction().execute(async (trx) => {
-    const updated = await updateContactProviderRow(trx, r.id, r.changes);
-    if (!updated) throw notFound();
-    await insertAuditEntry(
-      trx,
+  const row = await withAuditEntry(
+    deps.db,
+    async (trx) => {
+      const updated = await updateContactProviderRow(trx, r.id, r.changes);
+      if (!updated) throw notFound();
+      return updated;
+    },
+    () =>
       entityAuditEntry(r.principal, 'contact_provider.updated', 'contact_provider', r.id, { ...r.changes }),
-    );
-    return updated;
-  });
+  );
   deps.contactCache.clear();
   return contactProviderOf(row);
 }
 
 export async function deleteContactProvider(deps: OrganisationDeps, r: RequestOf<typeof deleteContract>) {
   assertMayManageProviders(r.principal);
-  await deps.db.transaction().execute(async (trx) => {
-    if (!(await deleteContactProviderRow(trx, r.id))) throw notFound();
-    await insertAuditEntry(
-      trx,
-      entityAuditEntry(r.principal, 'contact_provider.deleted', 'contact_provider', r.id, {}),
-    );
-  });
+  await withAuditEntry(
+    deps.db,
+    async (trx) => {
+      if (!(await deleteContactProviderRow(trx, r.id))) throw notFound();
+    },
+    () => entityAuditEntry(r.principal, 'contact_provider.deleted', 'contact_provider', r.id, {}),
+  );
   deps.contactCache.clear();
   return { deleted: true };
 }

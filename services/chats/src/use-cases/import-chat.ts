@@ -2,6 +2,7 @@ import {
   canWriteChat,
   type importChat as contract,
   type ImportedLine,
+  isTimeZone,
   type Principal,
   ServiceError,
 } from '@switchboard/proto';
@@ -11,7 +12,6 @@ import {
   importedMedia,
   importedMessageId,
   importedPayload,
-  isTimeZone,
 } from '../domain/chat-import.ts';
 import { storableValue } from '../domain/storable.ts';
 import { chatAuditEntry, insertAuditEntry } from '../store/audit.ts';

@@ -9,7 +9,7 @@ import {
   ServiceError,
   type updateSavedResponse as updateContract,
 } from '@switchboard/proto';
-import { insertAuditEntry } from '../store/audit.ts';
+import { withAuditEntry } from '../store/audit.ts';
 import {
   deleteSavedResponseRow,
   findSavedResponse,
@@ -58,43 +58,40 @@ export async function getSavedResponse(deps: { db: Db }, r: RequestOf<typeof get
 
 export async function createSavedResponse(deps: { db: Db }, r: RequestOf<typeof createContract>) {
   assertMayUse(r.principal);
-  const row = await deps.db.transaction().execute(async (trx) => {
-    const created = await insertSavedResponse(trx, { ...r.response, created_by: r.principal.user_id });
-    await insertAuditEntry(
-      trx,
+  const row = await withAuditEntry(
+    deps.db,
+    (trx) => insertSavedResponse(trx, { ...r.response, created_by: r.principal.user_id }),
+    (created) =>
       entityAuditEntry(r.principal, 'saved_response.created', 'saved_response', created.id, {
         name: created.name,
       }),
-    );
-    return created;
-  });
+  );
   return savedResponseOf(row);
 }
 
 export async function updateSavedResponse(deps: { db: Db }, r: RequestOf<typeof updateContract>) {
   await editable(deps.db, r.principal, r.id);
-  const row = await deps.db.transaction().execute(async (trx) => {
-    const updated = await updateSavedResponseRow(trx, r.id, r.changes);
-    if (!updated) throw new ServiceError('not_found', 'No saved response with this id.');
-    await insertAuditEntry(
-      trx,
+  const row = await withAuditEntry(
+    deps.db,
+    async (trx) => {
+      const updated = await updateSavedResponseRow(trx, r.id, r.changes);
+      if (!updated) throw new ServiceError('not_found', 'No saved response with this id.');
+      return updated;
+    },
+    () =>
       entityAuditEntry(r.principal, 'saved_response.updated', 'saved_response', r.id, {
         fields: Object.keys(r.changes),
       }),
-    );
-    return updated;
-  });
+  );
   return savedResponseOf(row);
 }
 
 export async function deleteSavedResponse(deps: { db: Db }, r: RequestOf<typeof deleteContract>) {
   const row = await editable(deps.db, r.principal, r.id);
-  await deps.db.transaction().execute(async (trx) => {
-    await deleteSavedResponseRow(trx, r.id);
-    await insertAuditEntry(
-      trx,
-      entityAuditEntry(r.principal, 'saved_response.deleted', 'saved_response', r.id, { name: row.name }),
-    );
-  });
+  await withAuditEntry(
+    deps.db,
+    (trx) => deleteSavedResponseRow(trx, r.id),
+    () => entityAuditEntry(r.principal, 'saved_response.deleted', 'saved_response', r.id, { name: row.name }),
+  );
   return { deleted: true };
 }

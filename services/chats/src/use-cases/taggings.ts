@@ -7,6 +7,7 @@ import {
   type listChatTaggings as listChatContract,
   type listTaggingEvents as listEventsContract,
   type listMessageTaggings as listMessageContract,
+  type Principal,
   posixSeconds,
   ServiceError,
   type TaggingTarget,
@@ -59,6 +60,39 @@ function tagGone(err: unknown): never {
   throw err;
 }
 
+/**
+ * What a tag added to or removed from a chat, or one of its messages (`message_id`), leaves
+ * behind: an entry of the tagging history and one of the event log.
+ */
+async function recordTagging(
+  trx: Db,
+  p: Principal,
+  action: 'added' | 'removed',
+  tag: { id: number; name: string },
+  on: { wa_id: string; message_id: string | null },
+): Promise<void> {
+  await insertTaggingEvent(trx, {
+    target: on.message_id === null ? 'chat' : 'message',
+    action,
+    tag_id: tag.id,
+    tag_name: tag.name,
+    ...on,
+    user_id: p.user_id,
+  });
+  const verb = action === 'added' ? 'tagged' : 'untagged';
+  const details = { tag: tag.id, tag_name: tag.name };
+  await insertAuditEntry(
+    trx,
+    on.message_id === null
+      ? chatAuditEntry(p, `chat.${verb}`, on.wa_id, details)
+      : {
+          ...chatAuditEntry(p, `message.${verb}`, on.wa_id, { ...details, wa_id: on.wa_id }),
+          target_type: 'message',
+          target_id: on.message_id,
+        },
+  );
+}
+
 /** The message a client names by id or wamid, when it exists. */
 async function messageNamed(db: Db, idOrWamid: string) {
   return findMessageByIdOrWamid(db, idOrWamid, isUuid(idOrWamid));
@@ -81,19 +115,7 @@ export async function createChatTagging(deps: { db: Db }, r: RequestOf<typeof cr
     .execute(async (trx) => {
       const created = await insertChatTagging(trx, { wa_id: chat, tag_id: tag.id, created_by: p.user_id });
       if (!created) throw new ServiceError('already_tagged', 'The chat already has this tag.');
-      await insertTaggingEvent(trx, {
-        target: 'chat',
-        action: 'added',
-        tag_id: tag.id,
-        tag_name: tag.name,
-        wa_id: chat,
-        message_id: null,
-        user_id: p.user_id,
-      });
-      await insertAuditEntry(
-        trx,
-        chatAuditEntry(p, 'chat.tagged', chat, { tag: tag.id, tag_name: tag.name }),
-      );
+      await recordTagging(trx, p, 'added', tag, { wa_id: chat, message_id: null });
       return created;
     })
     .catch(tagGone);
@@ -132,24 +154,7 @@ export async function createMessageTagging(deps: { db: Db }, r: RequestOf<typeof
         created_by: p.user_id,
       });
       if (!created) throw new ServiceError('already_tagged', 'The message already has this tag.');
-      await insertTaggingEvent(trx, {
-        target: 'message',
-        action: 'added',
-        tag_id: tag.id,
-        tag_name: tag.name,
-        wa_id: message.wa_id,
-        message_id: message.id,
-        user_id: p.user_id,
-      });
-      await insertAuditEntry(trx, {
-        ...chatAuditEntry(p, 'message.tagged', message.wa_id, {
-          tag: tag.id,
-          tag_name: tag.name,
-          wa_id: message.wa_id,
-        }),
-        target_type: 'message',
-        target_id: message.id,
-      });
+      await recordTagging(trx, p, 'added', tag, { wa_id: message.wa_id, message_id: message.id });
       return created;
     })
     .catch(tagGone);
@@ -174,25 +179,12 @@ async function removeTagging(
   await db.transaction().execute(async (trx) => {
     // A concurrent delete already recorded the removal.
     if (!(await deleteTagging(trx, target, found.id))) throw notFound();
-    await insertTaggingEvent(trx, {
-      target,
-      action: 'removed',
-      tag_id: found.tag_id,
-      tag_name: tag?.name ?? '',
-      wa_id: found.wa_id,
-      message_id: messageId,
-      user_id: p.user_id,
-    });
-    const details = { tag: found.tag_id, tag_name: tag?.name ?? '' };
-    await insertAuditEntry(
+    await recordTagging(
       trx,
-      messageId
-        ? {
-            ...chatAuditEntry(p, 'message.untagged', found.wa_id, { ...details, wa_id: found.wa_id }),
-            target_type: 'message',
-            target_id: messageId,
-          }
-        : chatAuditEntry(p, 'chat.untagged', found.wa_id, details),
+      p,
+      'removed',
+      { id: found.tag_id, name: tag?.name ?? '' },
+      { wa_id: found.wa_id, message_id: messageId },
     );
   });
   return { deleted: true };

@@ -7,7 +7,7 @@ import {
   ServiceError,
   type updateTag as updateContract,
 } from '@switchboard/proto';
-import { insertAuditEntry } from '../store/audit.ts';
+import { insertAuditEntry, withAuditEntry } from '../store/audit.ts';
 import { insertTaggingEvent, taggingsOfTag } from '../store/taggings.ts';
 import { deleteTagRow, findTag, insertTag, pageTags, tagOf, updateTagRow } from '../store/tags.ts';
 import { entityAuditEntry } from './audit-entries.ts';
@@ -39,14 +39,11 @@ export async function getTag(deps: { db: Db }, r: RequestOf<typeof getContract>)
 export async function createTag(deps: { db: Db }, r: RequestOf<typeof createContract>) {
   assertMayUseTags(r.principal);
   try {
-    const row = await deps.db.transaction().execute(async (trx) => {
-      const tag = await insertTag(trx, r.tag);
-      await insertAuditEntry(
-        trx,
-        entityAuditEntry(r.principal, 'tag.created', 'tag', tag.id, { name: tag.name }),
-      );
-      return tag;
-    });
+    const row = await withAuditEntry(
+      deps.db,
+      (trx) => insertTag(trx, r.tag),
+      (tag) => entityAuditEntry(r.principal, 'tag.created', 'tag', tag.id, { name: tag.name }),
+    );
     return tagOf(row);
   } catch (err) {
     rethrowNameTaken(err);
@@ -56,15 +53,15 @@ export async function createTag(deps: { db: Db }, r: RequestOf<typeof createCont
 export async function updateTag(deps: { db: Db }, r: RequestOf<typeof updateContract>) {
   assertMayUseTags(r.principal);
   try {
-    const row = await deps.db.transaction().execute(async (trx) => {
-      const tag = await updateTagRow(trx, r.id, r.changes);
-      if (!tag) throw notFound();
-      await insertAuditEntry(
-        trx,
-        entityAuditEntry(r.principal, 'tag.updated', 'tag', tag.id, { ...r.changes }),
-      );
-      return tag;
-    });
+    const row = await withAuditEntry(
+      deps.db,
+      async (trx) => {
+        const tag = await updateTagRow(trx, r.id, r.changes);
+        if (!tag) throw notFound();
+        return tag;
+      },
+      (tag) => entityAuditEntry(r.principal, 'tag.updated', 'tag', tag.id, { ...r.changes }),
+    );
     return tagOf(row);
   } catch (err) {
     rethrowNameTaken(err);

@@ -55,6 +55,18 @@ export function deliveryHeaders(
   return headers;
 }
 
+/** What an attempt's log entry and a test delivery's answer both say of how it went. */
+function outcomeOf(result: AttemptResult, c: Classified) {
+  return {
+    success: c.kind === 'success',
+    status_code: result.kind === 'response' ? result.status : null,
+    duration_ms: result.durationMs,
+    error_class: c.kind === 'success' ? null : c.errorClass,
+    error: result.kind === 'error' ? result.message : null,
+    response_excerpt: result.kind === 'response' ? result.excerpt : null,
+  };
+}
+
 function attemptEntry(
   webhook: WebhookRow,
   eventId: string,
@@ -72,12 +84,7 @@ function attemptEntry(
     attempt,
     trigger,
     url: webhook.url,
-    success: c.kind === 'success',
-    status_code: result.kind === 'response' ? result.status : null,
-    duration_ms: result.durationMs,
-    error_class: c.kind === 'success' ? null : c.errorClass,
-    error: result.kind === 'error' ? result.message : null,
-    response_excerpt: result.kind === 'response' ? result.excerpt : null,
+    ...outcomeOf(result, c),
     next_attempt_at: null,
     dead_lettered: false,
     attempted_at: startedAt,
@@ -227,12 +234,7 @@ export function createDeliveryEngine(deps: {
     const c = classify(result, Date.now());
     await attemptLog.record(attemptEntry(webhook, eventId, messageId, 1, 'test', startedAt, result, c));
     return {
-      success: c.kind === 'success',
-      status_code: result.kind === 'response' ? result.status : null,
-      duration_ms: result.durationMs,
-      error_class: c.kind === 'success' ? null : c.errorClass,
-      error: result.kind === 'error' ? result.message : null,
-      response_excerpt: result.kind === 'response' ? result.excerpt : null,
+      ...outcomeOf(result, c),
       message_id: messageId,
       event_id: eventId,
     };

@@ -1,4 +1,5 @@
 import { createECDH, randomBytes } from 'node:crypto';
+import { messagesWebhookBody } from '@switchboard/proto';
 import { describe, expect, it } from 'vitest';
 import { notificationsOf } from '../workers/push-notifier.ts';
 import { isExpired, parseWebPushToken } from './push-tokens.ts';
@@ -47,26 +48,18 @@ describe('isExpired', () => {
 
 describe('notificationsOf', () => {
   // Shape of the Cloud API messages webhook (Meta's webhook reference, "messages" field).
-  const body = JSON.stringify({
-    object: 'whatsapp_business_account',
-    entry: [
+  const body = JSON.stringify(
+    messagesWebhookBody(
+      { wabaId: '1', displayPhoneNumber: '1', phoneNumberId: '1' },
       {
-        id: '1',
-        changes: [
-          {
-            field: 'messages',
-            value: {
-              contacts: [{ wa_id: '4915550001', profile: { name: 'Ana' } }],
-              messages: [
-                { from: '4915550001', id: 'wamid.1', type: 'text', text: { body: 'Hi!' }, timestamp: '1' },
-                { from: '4915550002', id: 'wamid.2', type: 'image', timestamp: '1' },
-              ],
-            },
-          },
+        contacts: [{ wa_id: '4915550001', profile: { name: 'Ana' } }],
+        messages: [
+          { from: '4915550001', id: 'wamid.1', type: 'text', text: { body: 'Hi!' }, timestamp: '1' },
+          { from: '4915550002', id: 'wamid.2', type: 'image', timestamp: '1' },
         ],
       },
-    ],
-  });
+    ),
+  );
   it('makes one notification per customer message, named as the network names the customer', () => {
     expect(notificationsOf(body)).toEqual([
       { title: 'Ana', body: 'Hi!', wa_id: '4915550001', message_id: 'wamid.1' },

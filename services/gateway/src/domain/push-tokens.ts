@@ -1,3 +1,4 @@
+import { issuesText } from '@switchboard/proto';
 import { z } from 'zod';
 
 export const PushPlatformSchema = z.enum(['fcm', 'apns', 'webpush']);
@@ -38,9 +39,7 @@ export function parseWebPushToken(
   if (!parsed.success) {
     return {
       ok: false,
-      reason: `Not a Web Push subscription: ${parsed.error.issues
-        .map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`)
-        .join('; ')}`,
+      reason: `Not a Web Push subscription: ${issuesText(parsed.error.issues)}`,
     };
   }
   return { ok: true, value: parsed.data };

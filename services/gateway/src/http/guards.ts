@@ -11,15 +11,20 @@ declare module 'fastify' {
 
 const TOKEN_HEADER = /^Token\s+([A-Za-z0-9_-]{20,128})\s*$/;
 
+/** An onRequest hook: it runs before the body is read, so a 401 or 403 comes before a 400 about the body. */
+export type GuardHook = (req: FastifyRequest, reply: FastifyReply) => Promise<void>;
+
 export interface Guards {
   /** Resolves `Authorization: Token <t>` once per request; 401 when missing or wrong. */
   authenticate(req: FastifyRequest): Promise<Principal>;
-  /** onRequest hook: any authenticated user (runs before body validation, so 401/403 come first). */
-  requireUser(req: FastifyRequest, reply: FastifyReply): Promise<void>;
+  /** onRequest hook: any authenticated user. */
+  requireUser: GuardHook;
   /** onRequest hook factory: only these roles (403 otherwise). */
-  requireRole(...roles: Role[]): (req: FastifyRequest, reply: FastifyReply) => Promise<void>;
+  requireRole(...roles: Role[]): GuardHook;
+  /** onRequest hook factory: the caller must pass `assert` (one of proto's `assertMay…`, which throws the 403). */
+  requireAllowed(assert: (p: Principal) => void): GuardHook;
   /** onRequest hook: messaging paths (reading and sending messages and chats); the configurator gets 403. */
-  requireMessagingUser(req: FastifyRequest, reply: FastifyReply): Promise<void>;
+  requireMessagingUser: GuardHook;
 }
 
 export function principalOf(req: FastifyRequest): Principal {
@@ -42,19 +47,22 @@ export function createGuards(tokens: Tokens): Guards {
     return principal;
   }
 
+  const requireAllowed =
+    (assert: (p: Principal) => void): GuardHook =>
+    async (req) =>
+      assert(await authenticate(req));
+
   return {
     authenticate,
     async requireUser(req) {
       await authenticate(req);
     },
     requireRole(...roles) {
-      return async (req) => {
-        const p = await authenticate(req);
+      return requireAllowed((p) => {
         if (!roles.includes(p.role)) throw new ServiceError('permission_denied');
-      };
+      });
     },
-    async requireMessagingUser(req) {
-      assertMayMessage(await authenticate(req));
-    },
+    requireAllowed,
+    requireMessagingUser: requireAllowed(assertMayMessage),
   };
 }

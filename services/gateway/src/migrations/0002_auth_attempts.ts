@@ -1,5 +1,5 @@
-import type { Migration } from '@switchboard/kit';
-import { type Kysely, sql } from 'kysely';
+import { defineMigration } from '@switchboard/kit';
+import { sql } from 'kysely';
 
 /**
  * One counter row per limit key and window, so a login can take its slot with a single
@@ -7,16 +7,14 @@ import { type Kysely, sql } from 'kysely';
  * parallel attempts all pass the count). `auth_failures` stays for now: gateways still running
  * the previous release write to it during a rolling deploy; a later migration can drop it.
  */
-export const m0002AuthAttempts: Migration = {
-  name: '0002_auth_attempts',
-  async up(db: Kysely<unknown>) {
-    await sql`
-      create table auth_attempts (
-        key text primary key,
-        window_start timestamptz not null,
-        count integer not null check (count >= 0)
-      )
-    `.execute(db);
-    await sql`create index auth_attempts_window_start_idx on auth_attempts (window_start)`.execute(db);
-  },
-};
+export const m0002AuthAttempts = defineMigration(
+  '0002_auth_attempts',
+  sql`
+    create table auth_attempts (
+      key text primary key,
+      window_start timestamptz not null,
+      count integer not null check (count >= 0)
+    )
+  `,
+  sql`create index auth_attempts_window_start_idx on auth_attempts (window_start)`,
+);

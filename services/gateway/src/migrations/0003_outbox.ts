@@ -1,10 +1,4 @@
-import { createOutboxTable, type Migration } from '@switchboard/kit';
-import type { Kysely } from 'kysely';
+import { createOutboxTable, defineMigration } from '@switchboard/kit';
 
 /** Event-log entries of user and group changes, written in the change's transaction. */
-export const m0003Outbox: Migration = {
-  name: '0003_outbox',
-  async up(db: Kysely<unknown>) {
-    await createOutboxTable(db, 'gateway_outbox');
-  },
-};
+export const m0003Outbox = defineMigration('0003_outbox', (db) => createOutboxTable(db, 'gateway_outbox'));

@@ -1,13 +1,19 @@
 import multipart from '@fastify/multipart';
 import { InboxErrorSchema } from '@switchboard/kit';
-import { ChatImportContactSchema, ContactSchema, ServiceError, WaIdSchema } from '@switchboard/proto';
+import {
+  ChatImportContactSchema,
+  ContactSchema,
+  isTimeZone,
+  ServiceError,
+  WaIdSchema,
+} from '@switchboard/proto';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { MediaSinkFor } from '../adapters/media-sink.ts';
 import { GroupOut, UserOut } from '../domain/schemas.ts';
 import { principalOf } from '../http/guards.ts';
-import { IMPORT_WARNING_CODES, importExport, isTimeZone } from '../use-cases/chat-import.ts';
+import { IMPORT_WARNING_CODES, importExport } from '../use-cases/chat-import.ts';
 import {
   createExpanders,
   MessageOut,

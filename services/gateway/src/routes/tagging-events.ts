@@ -6,7 +6,7 @@ import {
   type TaggingTarget,
   WaIdSchema,
 } from '@switchboard/proto';
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { IdText } from '../domain/schemas.ts';
@@ -32,52 +32,43 @@ const MessageFilters = Filters.extend({
 export const taggingEventRoutes: FastifyPluginAsync<ServiceRouteOptions> = async (plugin, deps) => {
   const app = plugin.withTypeProvider<ZodTypeProvider>();
   const { bus } = deps;
-  // Before the body is read: a caller who may not use this gets 403, not a 400 about the body.
-  const taggers = async (req: FastifyRequest) => assertMayTag(await deps.guards.authenticate(req));
+  const taggers = deps.guards.requireAllowed(assertMayTag);
 
-  async function list(req: FastifyRequest, query: z.output<typeof MessageFilters>, target: TaggingTarget) {
-    const { limit, offset, ...rest } = query;
-    const filters = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined));
-    const found = await callService(bus, listTaggingEvents, {
-      principal: principalOf(req),
-      target,
-      filters,
-      limit,
-      offset,
-    });
-    return pageOf(req.url, deps.publicUrl, query, found);
+  /** `<target>_tagging_events/`: the history of one kind of tagging, filtered as `querystring` allows. */
+  function history(
+    target: TaggingTarget,
+    querystring: typeof Filters | typeof MessageFilters,
+    docs: { summary: string; description: string },
+  ) {
+    app.get(
+      `/${target}_tagging_events/`,
+      {
+        onRequest: taggers,
+        schema: { tags, security, ...docs, querystring, response: { 200: page(TaggingEventSchema) } },
+      },
+      async (req) => {
+        const { limit, offset, ...rest } = req.query;
+        const filters = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined));
+        const found = await callService(bus, listTaggingEvents, {
+          principal: principalOf(req),
+          target,
+          filters,
+          limit,
+          offset,
+        });
+        return pageOf(req.url, deps.publicUrl, req.query, found);
+      },
+    );
   }
 
-  app.get(
-    '/chat_tagging_events/',
-    {
-      onRequest: taggers,
-      schema: {
-        tags,
-        security,
-        summary: 'Chat tagging history',
-        description:
-          'Each tag `added` to or `removed` from a chat the caller may read, newest first; needs `can_use_tags`.',
-        querystring: Filters,
-        response: { 200: page(TaggingEventSchema) },
-      },
-    },
-    (req) => list(req, req.query, 'chat'),
-  );
-  app.get(
-    '/message_tagging_events/',
-    {
-      onRequest: taggers,
-      schema: {
-        tags,
-        security,
-        summary: 'Message tagging history',
-        description:
-          'Each tag `added` to or `removed` from a message in a chat the caller may read, newest first; needs `can_use_tags`.',
-        querystring: MessageFilters,
-        response: { 200: page(TaggingEventSchema) },
-      },
-    },
-    (req) => list(req, req.query, 'message'),
-  );
+  history('chat', Filters, {
+    summary: 'Chat tagging history',
+    description:
+      'Each tag `added` to or `removed` from a chat the caller may read, newest first; needs `can_use_tags`.',
+  });
+  history('message', MessageFilters, {
+    summary: 'Message tagging history',
+    description:
+      'Each tag `added` to or `removed` from a message in a chat the caller may read, newest first; needs `can_use_tags`.',
+  });
 };

@@ -1,3 +1,4 @@
+import { pageRows } from '@switchboard/kit';
 import type { Kysely, Transaction } from 'kysely';
 import type { GatewayDatabase } from './db.ts';
 
@@ -18,18 +19,10 @@ export async function listGroups(
   limit: number,
   offset: number,
 ): Promise<{ count: number; results: GroupRow[] }> {
-  const { n } = await db
-    .selectFrom('groups')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .executeTakeFirstOrThrow();
-  const results = await db
-    .selectFrom('groups')
-    .select(['id', 'name'])
-    .orderBy('name')
-    .limit(limit)
-    .offset(offset)
-    .execute();
-  return { count: Number(n), results };
+  const { count, rows } = await pageRows(db.selectFrom('groups'), { limit, offset }, (q) =>
+    q.select(['id', 'name']).orderBy('name'),
+  );
+  return { count, results: rows };
 }
 
 export async function insertGroup(db: Db, name: string): Promise<GroupRow> {

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { pageRows } from '@switchboard/kit';
 import type { Kysely, Selectable } from 'kysely';
 import { sql } from 'kysely';
 import type { PushPlatform } from '../domain/push-tokens.ts';
@@ -15,9 +16,7 @@ export async function pageOwnPushTokens(
   page: { limit: number; offset: number },
 ): Promise<{ count: number; rows: PushTokenRow[] }> {
   const q = db.selectFrom('push_tokens').where('user_id', '=', userId);
-  const { n } = await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-  const rows = await q.selectAll().orderBy('id').limit(page.limit).offset(page.offset).execute();
-  return { count: Number(n), rows };
+  return pageRows(q, page, (q) => q.selectAll().orderBy('id'));
 }
 
 export async function findOwnPushToken(

@@ -1,3 +1,4 @@
+import { pageRows } from '@switchboard/kit';
 import {
   type Insertable,
   type Kysely,
@@ -68,12 +69,7 @@ export async function listUsers(
   limit: number,
   offset: number,
 ): Promise<{ count: number; rows: UserRow[] }> {
-  const { n } = await db
-    .selectFrom('users')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .executeTakeFirstOrThrow();
-  const rows = await db.selectFrom('users').selectAll().orderBy('id').limit(limit).offset(offset).execute();
-  return { count: Number(n), rows };
+  return pageRows(db.selectFrom('users'), { limit, offset }, (q) => q.selectAll().orderBy('id'));
 }
 
 /** The users with these ids (each once); unknown ids are skipped. */

@@ -57,15 +57,6 @@ const PART_BYTES = 3 * 1024 * 1024;
 const PARTS_IN_FLIGHT = 3;
 const FIRST_PART_MESSAGES = 500;
 
-export function isTimeZone(name: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: name });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 export async function importExport(
   deps: { bus: Bus; media: MediaSink },
   principal: Principal,

@@ -1,7 +1,5 @@
-import { classifyFailure, NetworkError, ServiceError } from '@switchboard/proto';
+import { classifyFailure, MEDIA_MESSAGE_TYPES, NetworkError, ServiceError } from '@switchboard/proto';
 import { z } from 'zod';
-
-const MEDIA_TYPES = ['image', 'audio', 'video', 'document', 'sticker'] as const;
 
 /** A customer's message that carries a file, as the network's webhook names it. */
 export interface InboundMediaRef {
@@ -53,7 +51,7 @@ export function inboundMediaOf(body: string): InboundMediaRef[] {
         const message = Message.safeParse(raw);
         if (!message.success) continue;
         const type = message.data.type;
-        if (!(MEDIA_TYPES as readonly string[]).includes(type)) continue;
+        if (!(MEDIA_MESSAGE_TYPES as readonly string[]).includes(type)) continue;
         const media = MediaObject.safeParse((raw as Record<string, unknown>)[type]);
         if (!media.success) continue;
         refs.push({

@@ -278,6 +278,37 @@ function retryDelay(deps: UseCaseDeps, attempts: number): number | undefined {
   return deps.config.PARTNER_EVENTS_RETRY_SCHEDULE[attempts];
 }
 
+/**
+ * Sends a partner event and records what came of it: sent, or one attempt more (all of them at
+ * once when the target is refused for good), tried again on the schedule until it is spent.
+ */
+async function sendEvent(
+  deps: UseCaseDeps,
+  row: InstanceRow,
+  kind: 'token' | 'errors',
+  body: unknown,
+): Promise<StepResult> {
+  const outcome = await deliverEvent(deps, row, kind, body);
+  if (outcome === 'delivered') {
+    const sentAt = new Date();
+    await updateInstance(
+      deps.db,
+      row.id,
+      kind === 'token' ? { token_sent_at: sentAt } : { errors_sent_at: sentAt },
+    );
+    return 'next';
+  }
+  const before = kind === 'token' ? row.token_attempts : row.errors_attempts;
+  const attempts = outcome === 'refused' ? deps.config.PARTNER_EVENTS_RETRY_SCHEDULE.length : before + 1;
+  await updateInstance(
+    deps.db,
+    row.id,
+    kind === 'token' ? { token_attempts: attempts } : { errors_attempts: attempts },
+  );
+  const delay = retryDelay(deps, attempts);
+  return delay === undefined ? 'next' : { kind: 'nak', delayMs: delay };
+}
+
 async function sendToken(deps: UseCaseDeps, row: InstanceRow): Promise<StepResult> {
   const username = row.settings.configurator_user_name ?? 'configurator';
   let token: string;
@@ -295,16 +326,7 @@ async function sendToken(deps: UseCaseDeps, row: InstanceRow): Promise<StepResul
     }
     return { kind: 'nak', delayMs: 1_000 };
   }
-  const outcome = await deliverEvent(deps, row, 'token', { token });
-  if (outcome === 'delivered') {
-    await updateInstance(deps.db, row.id, { token_sent_at: new Date() });
-    return 'next';
-  }
-  const attempts =
-    outcome === 'refused' ? deps.config.PARTNER_EVENTS_RETRY_SCHEDULE.length : row.token_attempts + 1;
-  await updateInstance(deps.db, row.id, { token_attempts: attempts });
-  const delay = retryDelay(deps, attempts);
-  return delay === undefined ? 'next' : { kind: 'nak', delayMs: delay };
+  return sendEvent(deps, row, 'token', { token });
 }
 
 async function sendErrors(deps: UseCaseDeps, row: InstanceRow): Promise<StepResult> {
@@ -315,16 +337,7 @@ async function sendErrors(deps: UseCaseDeps, row: InstanceRow): Promise<StepResu
     ...(failure.details && { details: failure.details }),
     ...(failure.parameters && { parameters: failure.parameters }),
   });
-  const outcome = await deliverEvent(deps, row, 'errors', body);
-  if (outcome === 'delivered') {
-    await updateInstance(deps.db, row.id, { errors_sent_at: new Date() });
-    return 'next';
-  }
-  const attempts =
-    outcome === 'refused' ? deps.config.PARTNER_EVENTS_RETRY_SCHEDULE.length : row.errors_attempts + 1;
-  await updateInstance(deps.db, row.id, { errors_attempts: attempts });
-  const delay = retryDelay(deps, attempts);
-  return delay === undefined ? 'next' : { kind: 'nak', delayMs: delay };
+  return sendEvent(deps, row, 'errors', body);
 }
 
 /** The activation mail carries a token of its own (the one in the create response is shown only there). */

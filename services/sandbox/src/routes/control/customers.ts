@@ -16,6 +16,8 @@ import {
 import { customerView, receivedView } from './views.ts';
 
 const errors = { 400: CloudApiErrorBodySchema, 401: CloudApiErrorBodySchema };
+/** Every route here names a customer of a number (the one of `D360-API-KEY`, `?phone_number_id=` or the seed). */
+const ofCustomer = { tags: ['sandbox control'], params: WaIdParams, querystring: NumberSelectorQuery };
 
 export function registerCustomerRoutes(
   app: HttpServer,
@@ -25,7 +27,7 @@ export function registerCustomerRoutes(
     '/sandbox/customers/:wa_id/messages',
     {
       schema: {
-        tags: ['sandbox control'],
+        ...ofCustomer,
         summary: 'A customer sends a message',
         description:
           'Any inbound type (text, image, audio, video, document, sticker, location, contacts, interactive ' +
@@ -34,8 +36,6 @@ export function registerCustomerRoutes(
           'backdated `timestamp` (delivered now, like a late network delivery). The sandbox posts the signed ' +
           'webhook and answers the wamid. The number is the one owning `D360-API-KEY`, or `?phone_number_id=`, ' +
           'else the seed number.',
-        params: WaIdParams,
-        querystring: NumberSelectorQuery,
         body: CustomerMessageRequestSchema,
         response: { 200: CustomerMessageResponseSchema, ...errors },
       },
@@ -50,12 +50,10 @@ export function registerCustomerRoutes(
     '/sandbox/customers/:wa_id/received',
     {
       schema: {
-        tags: ['sandbox control'],
+        ...ofCustomer,
         summary: 'What the business sent to a customer',
         description:
           'Every accepted message to this customer, oldest first, with each status as it was posted.',
-        params: WaIdParams,
-        querystring: NumberSelectorQuery,
         response: { 200: ReceivedListSchema, ...errors },
       },
     },
@@ -74,10 +72,8 @@ export function registerCustomerRoutes(
     '/sandbox/customers/:wa_id',
     {
       schema: {
-        tags: ['sandbox control'],
+        ...ofCustomer,
         summary: 'Read a customer’s settings and window',
-        params: WaIdParams,
-        querystring: NumberSelectorQuery,
         response: { 200: CustomerSchema, ...errors },
       },
     },
@@ -93,13 +89,11 @@ export function registerCustomerRoutes(
     '/sandbox/customers/:wa_id',
     {
       schema: {
-        tags: ['sandbox control'],
+        ...ofCustomer,
         summary: 'Change a customer’s settings',
         description:
           '`undeliverable` (messages fail with 131026), `never_reads` (statuses stop at delivered), `blocked` ' +
           '(the customer blocked the business: messages fail with 131026), `profile_name`.',
-        params: WaIdParams,
-        querystring: NumberSelectorQuery,
         body: CustomerPatchSchema,
         response: { 200: CustomerSchema, ...errors },
       },

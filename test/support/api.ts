@@ -1,0 +1,59 @@
+import type { MessageMedia } from '@switchboard/proto';
+import { waitFor } from '@switchboard/testkit';
+import type { Inbox } from './inbox.ts';
+
+/** A response body as the type the test expects of it (the tests check the values themselves). */
+export const json = async <T>(res: Response): Promise<T> => (await res.json()) as T;
+
+/** What the tests read of a Message of the inbox API. */
+export interface ApiMessage {
+  id: string;
+  wamid: string | null;
+  type: string;
+  from_us: boolean;
+  waba_payload: Record<string, unknown> & { text?: { body: string } };
+  waba_statuses: {
+    sent?: number;
+    delivered?: number;
+    read?: number;
+    failed?: { errors: Array<{ code: number }> };
+  };
+  contact: {
+    wa_id: string;
+    messaging_window_expires_at: number | null;
+    waba_payload: { profile: { name: string } };
+  };
+  sender: { username: string } | null;
+  media: MessageMedia | null;
+  timestamp: number;
+  before_time: number;
+  since_time: number;
+}
+
+/** The newest 100 messages of a chat as `token`'s user sees them; none while the chat is unknown. */
+export async function chatMessages(inbox: Inbox, waId: string, token: string): Promise<ApiMessage[]> {
+  const res = await inbox.api('GET', `/api/v1/messages/?wa_id=${waId}&limit=100`, { token });
+  if (res.status !== 200) return [];
+  return (await json<{ results: ApiMessage[] }>(res)).results;
+}
+
+/**
+ * A customer's first text through the network (a chat of its own), once the inbox stored it:
+ * what the network sent and the message as `token`'s user reads it.
+ */
+export async function firstCustomerText(
+  inbox: Inbox,
+  token: string,
+  waId: string,
+  text: string,
+  profileName: string,
+): Promise<{ sent: { id: string }; stored: ApiMessage | undefined }> {
+  const sent = await inbox.customerSays(waId, {
+    type: 'text',
+    text: { body: text },
+    profile_name: profileName,
+  });
+  await waitFor(async () => (await chatMessages(inbox, waId, token)).length === 1, 15_000, 'stored message');
+  const [stored] = await chatMessages(inbox, waId, token);
+  return { sent, stored };
+}
