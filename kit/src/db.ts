@@ -50,7 +50,6 @@ export function createDb<DB>(opts: DbOptions): Kysely<DB> {
   return new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
 }
 
-/** True when the database answers a trivial query within the timeout. */
 /**
  * One page of a filtered query, and how many rows its filters match in all. `rowsOf` picks the
  * columns and the order (a total one, so that pages neither repeat nor skip rows).
@@ -69,6 +68,7 @@ export async function pageRows<DB, TB extends keyof DB, O, Row>(
   return { count: Number(n), rows };
 }
 
+/** True when the database answers a trivial query within the timeout. */
 export async function pingDb<DB>(db: Kysely<DB>, timeoutMs = 2_000): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   try {

@@ -55,13 +55,19 @@ export async function acceptSends(
   sends: readonly SendToAccept[],
 ): Promise<AcceptedSend[]> {
   if (!sends.length) return [];
+  const result = await acceptSendsStatement(sends).execute(db);
+  return result.rows.map(acceptedSendOf);
+}
+
+/** The statement of `acceptSends`. */
+export function acceptSendsStatement(sends: readonly SendToAccept[]) {
   const values = sends.map(({ message: m, accessMask, groupIds }, ord) => {
     const template = m.type === 'template';
     return sql`(${ord}::int, ${m.id}::uuid, ${m.waId}::text, ${m.type}::text, ${JSON.stringify(m.wabaPayload)}::jsonb,
       ${m.senderUserId}::int, ${m.timestamp}::bigint, ${m.idempotencyKey}::text, ${m.requestHash}::text,
       ${template ? businessWindowEnd(m.timestamp) : null}::bigint, ${accessMask}::int, ${[...groupIds]}::int[])`;
   });
-  const result = await sql<Row>`
+  return sql<Row>`
     with req (ord, id, wa_id, type, payload, sender, ts, idem, hash, business_end, access_mask, group_ids) as (
       values ${sql.join(values)}
     ),
@@ -111,25 +117,25 @@ export async function acceptSends(
     left join checked on checked.ord = req.ord
     left join persons on persons.wa_id = req.wa_id
     left join moved on moved.wa_id = req.wa_id
-    order by req.ord`.execute(db);
+    order by req.ord`;
+}
 
-  return result.rows.map((r) => {
-    const chat = r.chat ? chatOfJson(r.chat) : undefined;
-    return {
-      chat,
-      profileName: r.profile_name ?? '',
-      stored: r.stored,
-      updatedChat:
-        chat && r.stored
-          ? {
-              ...chat,
-              last_message_at: r.last_message_at ?? chat.last_message_at,
-              business_window_expires_at: r.business_window_expires_at,
-            }
-          : undefined,
-      chatTags: r.chat_tags ?? [],
-    };
-  });
+function acceptedSendOf(r: Row): AcceptedSend {
+  const chat = r.chat ? chatOfJson(r.chat) : undefined;
+  return {
+    chat,
+    profileName: r.profile_name ?? '',
+    stored: r.stored,
+    updatedChat:
+      chat && r.stored
+        ? {
+            ...chat,
+            last_message_at: r.last_message_at ?? chat.last_message_at,
+            business_window_expires_at: r.business_window_expires_at,
+          }
+        : undefined,
+    chatTags: r.chat_tags ?? [],
+  };
 }
 
 /** A chat row read through `to_jsonb`: its one timestamp comes back as text. */
