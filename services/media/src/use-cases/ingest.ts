@@ -37,18 +37,27 @@ function tooLarge(kind: MediaCategory, limit: number): ServiceError {
   });
 }
 
+/** A view of the bytes as a Buffer: `Buffer.from(view)` would copy them. */
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
 /** Reads the first bytes of a body, keeping the iterator for the rest. */
 async function readHead(iterator: AsyncIterator<Uint8Array>): Promise<{ head: Buffer; done: boolean }> {
   const parts: Buffer[] = [];
   let length = 0;
   while (length < SNIFF_BYTES) {
     const next = await iterator.next();
-    if (next.done) return { head: Buffer.concat(parts), done: true };
-    const chunk = Buffer.from(next.value);
+    if (next.done) return { head: joined(parts), done: true };
+    const chunk = asBuffer(next.value);
     parts.push(chunk);
     length += chunk.length;
   }
-  return { head: Buffer.concat(parts), done: false };
+  return { head: joined(parts), done: false };
+}
+
+function joined(parts: Buffer[]): Buffer {
+  return parts.length === 1 && parts[0] ? parts[0] : Buffer.concat(parts);
 }
 
 /**
@@ -101,7 +110,7 @@ async function ingestFrom(
     yield take(head);
     if (done) return;
     for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
-      yield take(Buffer.from(next.value));
+      yield take(asBuffer(next.value));
     }
   }
 
