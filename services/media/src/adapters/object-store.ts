@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { jetstream, type StoredMsg } from '@nats-io/jetstream';
-import { Base64UrlPaddedCodec, type ObjectStore, Objm, setSha256Backend } from '@nats-io/obj';
+import { type ObjectStore, Objm, setSha256Backend } from '@nats-io/obj';
 import type { NatsConnection } from '@switchboard/kit';
 import type { InstanceId } from '@switchboard/proto';
 import type { Bus } from '@switchboard/proto/bus';
@@ -41,6 +41,14 @@ const CHUNK_SEQS_KEY = 'chunk-seqs';
 // The library digests what it reads back (`get`, kept for tools): Node's SHA-256, not its
 // portable JavaScript one.
 setSha256Backend('native');
+
+/**
+ * The object store's names and digests: base64url with its padding kept (the library's codec,
+ * done by Node, which is several times quicker than the library's `btoa` over an array).
+ */
+function base64UrlPadded(bytes: Buffer): string {
+  return bytes.toString('base64').replaceAll('+', '-').replaceAll('/', '_');
+}
 
 /** The instance's bucket: its name carries the instance id, like every stream. */
 export function mediaBucketName(instance: InstanceId): string {
@@ -147,7 +155,7 @@ export async function createObjectStoreStorage(opts: {
   const stream = `OBJ_${bucket}`;
   const jsm = await js.jetstreamManager();
   const chunkSubject = (nuid: string) => `$O.${bucket}.C.${nuid}`;
-  const metaSubject = (key: string) => `$O.${bucket}.M.${Base64UrlPaddedCodec.encode(key)}`;
+  const metaSubject = (key: string) => `$O.${bucket}.M.${base64UrlPadded(Buffer.from(key, 'latin1'))}`;
   const maxPayload = nc.info?.max_payload ?? MAX_CHUNK_BYTES;
   const chunkBytes = Math.max(64 * 1024, Math.min(MAX_CHUNK_BYTES, maxPayload - HEADER_ROOM));
   const pool = new ChunkPool(chunkBytes, 16);
@@ -260,7 +268,7 @@ export async function createObjectStoreStorage(opts: {
               size,
               chunks: count,
               mtime: new Date().toISOString(),
-              digest: `SHA-256=${Base64UrlPaddedCodec.encode(digest)}`,
+              digest: `SHA-256=${base64UrlPadded(digest)}`,
               deleted: false,
               options: { max_chunk_size: chunkBytes },
               ...(metadata && { metadata }),

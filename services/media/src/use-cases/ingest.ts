@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { Readable } from 'node:stream';
 import { type MediaCategory, ServiceError } from '@switchboard/proto';
 import { fileTypeFromBuffer } from 'file-type';
 import type { Kysely } from 'kysely';
@@ -118,7 +117,7 @@ async function ingestFrom(
   let sha256: string;
   try {
     // The storage digests the bytes as it writes them: one pass over them, not two.
-    ({ sha256 } = await deps.storage.put(key, Readable.from(counted())));
+    ({ sha256 } = await deps.storage.put(key, counted()));
   } catch (err) {
     await deps.storage.remove(key).catch(() => undefined);
     throw err;
