@@ -55,7 +55,7 @@ describe('media upload and retrieval', () => {
     expect(res.headers.get('content-type')).toBe('image/png');
     expect(res.headers.get('content-length')).toBe(String(png.length));
     expect(res.headers.get('etag')).toBe(`"${sha256(png)}"`);
-    expect(res.headers.get('cache-control')).toBe('private, immutable');
+    expect(res.headers.get('cache-control')).toBe('private, max-age=31536000, immutable');
     expect(res.headers.get('content-disposition')).toContain('filename="dot.png"');
   });
 

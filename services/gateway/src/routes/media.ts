@@ -204,7 +204,8 @@ export const mediaRoutes: FastifyPluginAsync<MediaRouteOptions> = async (plugin,
           'The raw bytes; no token needed (the id is the capability: the network fetches this URL when a ' +
           'message links it). `mime_type_type` and `mime_type_subtype` override the answer’s Content-Type. ' +
           'Supports `Range` (one range; 206, or 416 when outside the file) and `If-None-Match` (304); the ' +
-          'answer is `Cache-Control: private, immutable` with the SHA-256 as ETag.',
+          'answer is `Cache-Control: private, max-age=31536000, immutable` (the bytes under an id never ' +
+          'change) with the SHA-256 as ETag.',
         params: MediaIdParam,
         querystring: z.object({
           mime_type_type: z.string().max(64).optional().describe('e.g. `image`'),

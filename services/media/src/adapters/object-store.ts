@@ -1,12 +1,19 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { jetstream } from '@nats-io/jetstream';
-import { Base64UrlPaddedCodec, type ObjectStore, Objm, setSha256Backend } from '@nats-io/obj';
+import { jetstream, type StoredMsg } from '@nats-io/jetstream';
+import { type ObjectStore, Objm, setSha256Backend } from '@nats-io/obj';
 import type { NatsConnection } from '@switchboard/kit';
 import type { InstanceId } from '@switchboard/proto';
 import type { Bus } from '@switchboard/proto/bus';
 import { Lru } from '../domain/lru.ts';
 import type { ByteRange } from '../domain/range.ts';
+import {
+  appendChunkSeq,
+  type ChunkSeqs,
+  chunkSeqsBetween,
+  formatChunkSeqs,
+  parseChunkSeqs,
+} from './chunk-seqs.ts';
 import type { MediaStorage } from './storage.ts';
 
 /**
@@ -22,10 +29,26 @@ const HEADER_ROOM = 4 * 1024;
  * a writer holds stays bounded.
  */
 const WRITE_WINDOW = 4;
+/**
+ * Chunks a reader asks for ahead of the one it hands on: the fetches overlap the client's
+ * socket writes (one at a time, the connection to NATS waits on each round trip), and what a
+ * reader holds stays bounded (this many chunks, plus the one being written to the client).
+ */
+const READ_AHEAD = 4;
+/** The key in an object's description (`metadata`) under which its chunks' sequence numbers are kept. */
+const CHUNK_SEQS_KEY = 'chunk-seqs';
 
 // The library digests what it reads back (`get`, kept for tools): Node's SHA-256, not its
 // portable JavaScript one.
 setSha256Backend('native');
+
+/**
+ * The object store's names and digests: base64url with its padding kept (the library's codec,
+ * done by Node, which is several times quicker than the library's `btoa` over an array).
+ */
+function base64UrlPadded(bytes: Buffer): string {
+  return bytes.toString('base64').replaceAll('+', '-').replaceAll('/', '_');
+}
 
 /** The instance's bucket: its name carries the instance id, like every stream. */
 export function mediaBucketName(instance: InstanceId): string {
@@ -80,14 +103,40 @@ async function* rechunk(
   else if (buffer) pool.give(buffer);
 }
 
+/** Where an object's bytes are: read once, then kept (an object never changes). */
+interface Layout {
+  nuid: string;
+  size: number;
+  chunks: number;
+  /** The size of every chunk but the last. */
+  chunkBytes: number;
+  /** The chunks' sequence numbers, when known: reads then fetch ahead and seek. */
+  seqs: ChunkSeqs | undefined;
+}
+
+/** Whether chunks of `chunkBytes` (the last one shorter) make up the object: then a byte offset names its chunk. */
+function evenlyChunked(l: Layout): boolean {
+  return l.chunkBytes > 0 && l.size > (l.chunks - 1) * l.chunkBytes && l.size <= l.chunks * l.chunkBytes;
+}
+
+/** The part of a chunk starting at byte `from` of the object that a range keeps (all of it without one). */
+function slice(data: Uint8Array, from: number, range: ByteRange | undefined): Buffer | undefined {
+  const end = from + data.length;
+  if (range && (end <= range.start || from > range.end)) return undefined;
+  const start = range ? Math.max(0, range.start - from) : 0;
+  const stop = range ? Math.min(data.length, range.end - from + 1) : data.length;
+  return Buffer.from(data.buffer, data.byteOffset + start, stop - start);
+}
+
 /**
  * Media bytes in the NATS JetStream Object Store: one bucket per instance, replicated like the
  * instance's streams. Objects are written and read in the object store's own layout (chunks on
  * `$O.<bucket>.C.<nuid>`, the description on `$O.<bucket>.M.<name>`), so the library and the
- * `nats` CLI read them, but with two differences the throughput and the memory need: chunks
- * are published a few at a time instead of one round trip each, and reading pulls one chunk at
- * a time by direct get (the library's `get` pushes the whole object at the reader however slow
- * it is, and creates a consumer per read).
+ * `nats` CLI read them, but with differences the throughput and the memory need: chunks are
+ * published a few at a time instead of one round trip each, their sequence numbers are kept in
+ * the description (`metadata`), and reading fetches a few chunks ahead by direct get (the
+ * library's `get` pushes the whole object at the reader however slow it is, and creates a
+ * consumer per read).
  */
 export async function createObjectStoreStorage(opts: {
   bus: Bus;
@@ -106,30 +155,80 @@ export async function createObjectStoreStorage(opts: {
   const stream = `OBJ_${bucket}`;
   const jsm = await js.jetstreamManager();
   const chunkSubject = (nuid: string) => `$O.${bucket}.C.${nuid}`;
+  const metaSubject = (key: string) => `$O.${bucket}.M.${base64UrlPadded(Buffer.from(key, 'latin1'))}`;
   const maxPayload = nc.info?.max_payload ?? MAX_CHUNK_BYTES;
   const chunkBytes = Math.max(64 * 1024, Math.min(MAX_CHUNK_BYTES, maxPayload - HEADER_ROOM));
   const pool = new ChunkPool(chunkBytes, 16);
   // An object never changes once written: where its chunks are is asked once, not per read.
-  const layouts = new Lru<string, { nuid: string; chunks: number }>(10_000);
+  const layouts = new Lru<string, Layout>(10_000);
 
-  async function* chunks(nuid: string, total: number, range: ByteRange | undefined): AsyncGenerator<Buffer> {
+  const missing = (nuid: string, i: number, total: number) =>
+    new Error(`media object ${nuid}: chunk ${i + 1} of ${total} is missing`);
+
+  /** Chunks `first` to `last` by their sequence numbers, `READ_AHEAD` fetches in flight. */
+  async function* readAhead(
+    l: Layout,
+    seqs: ChunkSeqs,
+    range: ByteRange | undefined,
+  ): AsyncGenerator<Buffer> {
+    const first = range ? Math.floor(range.start / l.chunkBytes) : 0;
+    const last = range ? Math.floor(range.end / l.chunkBytes) : l.chunks - 1;
+    const wanted = chunkSeqsBetween(seqs, first, last);
+    const subject = chunkSubject(l.nuid);
+    const inFlight: Array<Promise<StoredMsg | null>> = [];
+    let asked = 0;
+    const ask = () => {
+      const fetch = jsm.direct.getMessage(stream, { seq: wanted[asked++] ?? 0 });
+      // A reader that stops early (the client went away) leaves fetches unawaited.
+      fetch.catch(() => undefined);
+      inFlight.push(fetch);
+    };
+    while (asked < wanted.length && inFlight.length < READ_AHEAD) ask();
+    for (let i = first; i <= last; i++) {
+      const m = await inFlight.shift();
+      if (asked < wanted.length) ask();
+      if (!m || m.subject !== subject) throw missing(l.nuid, i, l.chunks);
+      const part = slice(m.data, i * l.chunkBytes, range);
+      if (part) yield part;
+    }
+  }
+
+  /**
+   * Chunks found one after the other (`next_by_subj`), for objects whose sequence numbers are
+   * not recorded (written by another client); once read whole, they are recorded in memory.
+   */
+  async function* oneByOne(key: string, l: Layout, range: ByteRange | undefined): AsyncGenerator<Buffer> {
+    const subject = chunkSubject(l.nuid);
+    const runs: number[] = [];
     let seq = 0;
     let offset = 0;
-    for (let i = 0; i < total; i++) {
-      const m = await jsm.direct.getMessage(stream, { seq: seq + 1, next_by_subj: chunkSubject(nuid) });
-      if (!m) throw new Error(`media object ${nuid}: chunk ${i + 1} of ${total} is missing`);
+    for (let i = 0; i < l.chunks; i++) {
+      const m = await jsm.direct.getMessage(stream, { seq: seq + 1, next_by_subj: subject });
+      if (!m) throw missing(l.nuid, i, l.chunks);
       seq = m.seq;
-      const data = m.data;
-      const from = offset;
-      offset += data.length;
-      if (!range) yield Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-      else if (offset > range.start && from <= range.end) {
-        const start = Math.max(0, range.start - from);
-        const end = Math.min(data.length, range.end - from + 1);
-        yield Buffer.from(data.buffer, data.byteOffset + start, end - start);
-      }
+      appendChunkSeq(runs, seq);
+      const part = slice(m.data, offset, range);
+      offset += m.data.length;
+      if (part) yield part;
       if (range && offset > range.end) return;
     }
+    layouts.set(key, { ...l, seqs: runs });
+  }
+
+  async function layoutOf(key: string): Promise<Layout | undefined> {
+    const known = layouts.get(key);
+    if (known) return known;
+    const info = await store.info(key);
+    if (!info || info.deleted) return undefined;
+    const layout: Layout = {
+      nuid: info.nuid,
+      size: info.size,
+      chunks: info.chunks,
+      chunkBytes: info.options?.max_chunk_size ?? 0,
+      seqs: parseChunkSeqs(info.metadata?.[CHUNK_SEQS_KEY], info.chunks),
+    };
+    layouts.set(key, layout);
+    return layout;
   }
 
   return {
@@ -137,11 +236,13 @@ export async function createObjectStoreStorage(opts: {
       const nuid = randomBytes(16).toString('hex');
       const subject = chunkSubject(nuid);
       const hash = createHash('sha256');
-      const inFlight: Array<{ ack: Promise<unknown>; buffer: Buffer }> = [];
-      const settle = async (entry: { ack: Promise<unknown>; buffer: Buffer } | undefined) => {
+      const inFlight: Array<{ ack: Promise<{ seq: number }>; buffer: Buffer }> = [];
+      const seqs: number[] = [];
+      let described: Promise<unknown> | undefined;
+      const settle = async (entry: { ack: Promise<{ seq: number }>; buffer: Buffer } | undefined) => {
         if (!entry) return;
         try {
-          await entry.ack;
+          appendChunkSeq(seqs, (await entry.ack).seq);
         } finally {
           pool.give(entry.buffer);
         }
@@ -156,38 +257,53 @@ export async function createObjectStoreStorage(opts: {
           inFlight.push({ ack: js.publish(subject, data), buffer });
           if (inFlight.length >= WRITE_WINDOW) await settle(inFlight.shift());
         }
-        while (inFlight.length) await settle(inFlight.shift());
         const digest = hash.digest();
-        const info = {
-          name: key,
-          bucket,
-          nuid,
-          size,
-          chunks: count,
-          mtime: new Date().toISOString(),
-          digest: `SHA-256=${Base64UrlPaddedCodec.encode(digest)}`,
-          deleted: false,
-          options: { max_chunk_size: chunkBytes },
-        };
-        await js.publish(`$O.${bucket}.M.${Base64UrlPaddedCodec.encode(key)}`, JSON.stringify(info));
-        layouts.set(key, { nuid, chunks: count });
+        const describe = (metadata: Record<string, string> | undefined) =>
+          js.publish(
+            metaSubject(key),
+            JSON.stringify({
+              name: key,
+              bucket,
+              nuid,
+              size,
+              chunks: count,
+              mtime: new Date().toISOString(),
+              digest: `SHA-256=${base64UrlPadded(digest)}`,
+              deleted: false,
+              options: { max_chunk_size: chunkBytes },
+              ...(metadata && { metadata }),
+            }),
+          );
+        if (count <= 1) {
+          // One chunk: its description goes out beside it, one round trip for both (a single
+          // chunk needs no recorded sequence number to be read at once).
+          described = describe(undefined);
+          described.catch(() => undefined);
+          while (inFlight.length) await settle(inFlight.shift());
+          await described;
+        } else {
+          while (inFlight.length) await settle(inFlight.shift());
+          described = describe({ [CHUNK_SEQS_KEY]: formatChunkSeqs(seqs) });
+          await described;
+        }
+        layouts.set(key, { nuid, size, chunks: count, chunkBytes, seqs });
         return { size, sha256: digest.toString('hex') };
       } catch (err) {
         // Buffers still being sent are not given back: the pool never hands out one in use.
-        await Promise.allSettled(inFlight.splice(0).map((e) => e.ack));
+        await Promise.allSettled([...inFlight.splice(0).map((e) => e.ack), described]);
         await jsm.streams.purge(stream, { filter: subject }).catch(() => undefined);
+        if (described) await jsm.streams.purge(stream, { filter: metaSubject(key) }).catch(() => undefined);
         throw err;
       }
     },
     async read(key, range) {
-      let layout = layouts.get(key);
-      if (!layout) {
-        const info = await store.info(key);
-        if (!info || info.deleted) return undefined;
-        layout = { nuid: info.nuid, chunks: info.chunks };
-        layouts.set(key, layout);
-      }
-      return Readable.from(chunks(layout.nuid, layout.chunks, range), { objectMode: false });
+      const layout = await layoutOf(key);
+      if (!layout) return undefined;
+      const chunks =
+        layout.seqs && evenlyChunked(layout)
+          ? readAhead(layout, layout.seqs, range)
+          : oneByOne(key, layout, range);
+      return Readable.from(chunks, { objectMode: false });
     },
     async remove(key) {
       layouts.delete(key);

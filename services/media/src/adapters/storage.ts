@@ -10,7 +10,7 @@ export interface MediaStorage {
    * Stores a stream under a new key, reading it to its end; a stream that fails leaves nothing.
    * Answers the size and the hex SHA-256 of what it stored (computed once, while writing).
    */
-  put(key: string, body: Readable): Promise<{ size: number; sha256: string }>;
+  put(key: string, body: AsyncIterable<Uint8Array>): Promise<{ size: number; sha256: string }>;
   /** The bytes, or a slice of them; undefined when nothing is stored under the key. */
   read(key: string, range?: ByteRange): Promise<Readable | undefined>;
   remove(key: string): Promise<void>;

@@ -201,7 +201,7 @@ export async function registerMediaRoutes(app: HttpServer, deps: MediaRouteDeps)
       const size = Number(got.file.size);
       reply.headers({
         etag: got.etag,
-        'cache-control': 'private, immutable',
+        'cache-control': 'private, max-age=31536000, immutable',
         // Served as stored, never sniffed into something else, and sandboxed if opened.
         'x-content-type-options': 'nosniff',
         'content-security-policy': 'sandbox',

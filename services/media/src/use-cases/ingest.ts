@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { Readable } from 'node:stream';
 import { type MediaCategory, ServiceError } from '@switchboard/proto';
 import { fileTypeFromBuffer } from 'file-type';
 import type { Kysely } from 'kysely';
@@ -37,18 +36,27 @@ function tooLarge(kind: MediaCategory, limit: number): ServiceError {
   });
 }
 
+/** A view of the bytes as a Buffer: `Buffer.from(view)` would copy them. */
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
 /** Reads the first bytes of a body, keeping the iterator for the rest. */
 async function readHead(iterator: AsyncIterator<Uint8Array>): Promise<{ head: Buffer; done: boolean }> {
   const parts: Buffer[] = [];
   let length = 0;
   while (length < SNIFF_BYTES) {
     const next = await iterator.next();
-    if (next.done) return { head: Buffer.concat(parts), done: true };
-    const chunk = Buffer.from(next.value);
+    if (next.done) return { head: joined(parts), done: true };
+    const chunk = asBuffer(next.value);
     parts.push(chunk);
     length += chunk.length;
   }
-  return { head: Buffer.concat(parts), done: false };
+  return { head: joined(parts), done: false };
+}
+
+function joined(parts: Buffer[]): Buffer {
+  return parts.length === 1 && parts[0] ? parts[0] : Buffer.concat(parts);
 }
 
 /**
@@ -101,7 +109,7 @@ async function ingestFrom(
     yield take(head);
     if (done) return;
     for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
-      yield take(Buffer.from(next.value));
+      yield take(asBuffer(next.value));
     }
   }
 
@@ -109,7 +117,7 @@ async function ingestFrom(
   let sha256: string;
   try {
     // The storage digests the bytes as it writes them: one pass over them, not two.
-    ({ sha256 } = await deps.storage.put(key, Readable.from(counted())));
+    ({ sha256 } = await deps.storage.put(key, counted()));
   } catch (err) {
     await deps.storage.remove(key).catch(() => undefined);
     throw err;
