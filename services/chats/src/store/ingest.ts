@@ -281,10 +281,7 @@ function messagesAndChats(
   const windowValues = sql`values ${values(windows.map(([w, t]) => sql`(${w}::text, ${t}::bigint)`))}`;
   if (windows.length) ctes.push(sql`windows (wa_id, expires_at) as (${windowValues})`);
   if (!messages.length) {
-    if (windows.length)
-      ctes.push(sql`window_moved as (
-        update chats set network_window_expires_at = greatest(chats.network_window_expires_at, windows.expires_at)
-        from windows where chats.wa_id = windows.wa_id)`);
+    if (windows.length) ctes.push(windowMoved(sql`true`));
     return ctes;
   }
   ctes.push(
@@ -331,11 +328,22 @@ function messagesAndChats(
       from old where resolved
     )`,
   );
-  if (windows.length)
-    ctes.push(sql`window_moved as (
-      update chats set network_window_expires_at = greatest(chats.network_window_expires_at, windows.expires_at)
-      from windows where chats.wa_id = windows.wa_id and windows.wa_id not in (select wa_id from agg))`);
+  if (windows.length) ctes.push(windowMoved(sql`windows.wa_id not in (select wa_id from agg)`));
   return ctes;
+}
+
+/**
+ * The network's conversation windows moved forward on chats that have them (`windows`), where
+ * `also` holds. A chat whose window would not grow is not written: most statuses repeat the
+ * expiry their conversation already has, and writing the row anyway would lock it against the
+ * sends to that customer (each send brings three statuses back).
+ */
+function windowMoved(also: RawBuilder<unknown>): RawBuilder<unknown> {
+  return sql`window_moved as (
+    update chats set network_window_expires_at = windows.expires_at
+    from windows
+    where chats.wa_id = windows.wa_id and ${also}
+      and (chats.network_window_expires_at is null or chats.network_window_expires_at < windows.expires_at))`;
 }
 
 /** Why a customer message reopens a resolved chat, as the event log records it. */
