@@ -12,7 +12,12 @@ import { z } from 'zod';
 import type { Notification, PushOutcome, PushSender } from '../adapters/push.ts';
 import type { PushPlatform } from '../domain/push-tokens.ts';
 import type { GatewayDatabase } from '../store/db.ts';
-import { deletePushTokenById, liveTokens, markPushTokenUsed } from '../store/push-tokens.ts';
+import {
+  deletePushTokenById,
+  liveTokens,
+  markPushTokenUsed,
+  type PushTokenRow,
+} from '../store/push-tokens.ts';
 
 // The parts of a network messages webhook a notification shows (Cloud API webhook reference:
 // entry[].changes[].value.{contacts[].profile.name, messages[].{from,id,type,text.body}}).
@@ -85,6 +90,16 @@ export interface PushNotifierDeps {
  */
 export async function startPushNotifier(deps: PushNotifierDeps): Promise<Consumption> {
   const { db, log } = deps;
+  // One read of the live tokens serves every event handled while it runs: under a burst of
+  // customer messages the events otherwise each paid a query (a tenth of the gateway's socket-write
+  // time under `bench:messaging`). A read never answers an event that arrived after it ended.
+  let reading: Promise<PushTokenRow[]> | undefined;
+  const tokensNow = () => {
+    reading ??= liveTokens(db, deps.ttlDays).finally(() => {
+      reading = undefined;
+    });
+    return reading;
+  };
 
   async function handle(event: NetworkEvent): Promise<void> {
     if (!event.kinds.includes('message') || !event.chats?.length) return;
@@ -93,7 +108,7 @@ export async function startPushNotifier(deps: PushNotifierDeps): Promise<Consump
     if (Date.now() - event.received_at > deps.maxAgeSeconds * 1000) return;
     const notifications = notificationsOf(event.body);
     if (!notifications.length) return;
-    const tokens = await liveTokens(db, deps.ttlDays);
+    const tokens = await tokensNow();
     if (!tokens.length) return;
     const chats = new Map<string, ChatAccessSubject>(event.chats.map((c) => [c.wa_id, c]));
     const principals = new Map<number, Principal | null>();
