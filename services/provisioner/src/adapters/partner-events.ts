@@ -1,6 +1,5 @@
-import { randomUUID } from 'node:crypto';
-import { signatureHeader, webhookConnector } from '@switchboard/kit';
-import { Agent, request } from 'undici';
+import { createGuardedAgent, signatureHeader } from '@switchboard/kit';
+import { request } from 'undici';
 
 export interface PartnerEvent {
   url: string;
@@ -40,8 +39,9 @@ export function createPartnerEventSender(opts: {
   timeoutMs?: number;
 }): PartnerEventSender {
   const timeoutMs = opts.timeoutMs ?? 15_000;
-  const agent = new Agent({
-    connect: webhookConnector({ allowPrivateTargets: opts.allowPrivateTargets, connectTimeoutMs: timeoutMs }),
+  const agent = createGuardedAgent({
+    allowPrivateTargets: opts.allowPrivateTargets,
+    connectTimeoutMs: timeoutMs,
   });
   return {
     async deliver(event) {
@@ -82,8 +82,4 @@ export function createPartnerEventSender(opts: {
       await agent.close();
     },
   };
-}
-
-export function newEventId(): string {
-  return `msg_${randomUUID().replace(/-/g, '')}`;
 }

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 
 /**
  * Partner API keys and activation tokens are random (256 bits), shown once and kept only as
@@ -10,12 +10,6 @@ export function newSecret(prefix: string): string {
 
 export function hashSecret(secret: string): string {
   return createHash('sha256').update(secret, 'utf8').digest('hex');
-}
-
-export function sameHash(a: string, b: string): boolean {
-  const x = Buffer.from(a, 'hex');
-  const y = Buffer.from(b, 'hex');
-  return x.length === y.length && timingSafeEqual(x, y);
 }
 
 /** Ids are `<prefix>-` and 12 hex digits; instance ids double as NATS names, so `in-` keeps them off the partner scope. */
