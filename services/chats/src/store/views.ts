@@ -57,6 +57,8 @@ export async function messageRecords(
   db: Db,
   rows: MessageRow[],
   chats?: Map<string, ChatRow>,
+  /** The chats' profile names and tags when the caller has read them already. */
+  known?: { names: Map<string, string>; chatTags: Map<string, Tag[]> },
 ): Promise<MessageRecord[]> {
   if (!rows.length) return [];
   const waIds = [...new Set(rows.map((r) => r.wa_id))];
@@ -68,9 +70,9 @@ export async function messageRecords(
         c,
       ]),
     );
-  const names = await profileNames(db, waIds);
+  const names = known?.names ?? (await profileNames(db, waIds));
   const statuses = await statusesFor(db, rows.map(statusKey));
-  const chatTags = await chatTagsOf(db, waIds);
+  const chatTags = known?.chatTags ?? (await chatTagsOf(db, waIds));
   const messageTags = await messageTagsOf(
     db,
     rows.map((r) => r.id),
@@ -167,8 +169,13 @@ export async function chatRecords(db: Db, chats: ChatRow[], userId: number): Pro
     .orderBy('timestamp', 'desc')
     .orderBy('created_at', 'desc')
     .execute();
-  const last = new Map((await messageRecords(db, lastRows, chatMap)).map((m) => [m.customer_wa_id, m]));
   const tags = await chatTagsOf(db, waIds);
+  const last = new Map(
+    (await messageRecords(db, lastRows, chatMap, { names, chatTags: tags })).map((m) => [
+      m.customer_wa_id,
+      m,
+    ]),
+  );
   return chats.map((c) => ({
     wa_id: c.wa_id,
     contact: contactOf(c, names.get(c.wa_id) ?? ''),
