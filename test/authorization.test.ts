@@ -403,8 +403,9 @@ const ROWS: Row[] = [
     method: 'POST',
     path: '/api/v1/message_tagging/',
     url: () => '/api/v1/message_tagging/',
+    // The message is in chat B, which agent_assigned may not read.
     body: () => ({ message: sentWamid, tag: tagId }),
-    expect: tagChats,
+    expect: tagChatB,
   },
   {
     method: 'DELETE',

@@ -90,16 +90,42 @@ export interface PushNotifierDeps {
  */
 export async function startPushNotifier(deps: PushNotifierDeps): Promise<Consumption> {
   const { db, log } = deps;
-  // One read of the live tokens serves every event handled while it runs: under a burst of
-  // customer messages the events otherwise each paid a query (a tenth of the gateway's socket-write
-  // time under `bench:messaging`). A read never answers an event that arrived after it ended.
-  let reading: Promise<PushTokenRow[]> | undefined;
-  const tokensNow = () => {
-    reading ??= liveTokens(db, deps.ttlDays).finally(() => {
+  // One read of the live tokens, and of their owners' rights, serves every event handled while
+  // it runs: under a burst of customer messages the events otherwise each paid a query for the
+  // tokens (a tenth of the gateway's socket-write time under `bench:messaging`) and two per
+  // owner. A read never answers an event that arrived after it ended.
+  interface Audience {
+    tokens: PushTokenRow[];
+    principals: Map<number, Principal | null>;
+  }
+  let reading: Promise<Audience> | undefined;
+  async function readAudience(): Promise<Audience> {
+    const tokens = await liveTokens(db, deps.ttlDays);
+    const principals = new Map<number, Principal | null>();
+    for (const userId of new Set(tokens.map((t) => t.user_id)))
+      principals.set(userId, await deps.principalFor(userId));
+    return { tokens, principals };
+  }
+  const audienceNow = () => {
+    reading ??= readAudience().finally(() => {
       reading = undefined;
     });
     return reading;
   };
+
+  /** What follows a push: a forgotten token is deleted, a used one marked; never a reason to push again. */
+  async function settle(t: PushTokenRow, outcome: PushOutcome): Promise<void> {
+    try {
+      if (outcome === 'gone') {
+        await deletePushTokenById(db, t.id);
+        log.info({ token: t.id, user: t.user_id }, 'push token deleted: the push service no longer knows it');
+      } else if (outcome === 'sent') {
+        await markPushTokenUsed(db, t.id);
+      }
+    } catch (err) {
+      log.warn({ err, token: t.id }, 'push token not updated after a push');
+    }
+  }
 
   async function handle(event: NetworkEvent): Promise<void> {
     if (!event.kinds.includes('message') || !event.chats?.length) return;
@@ -108,12 +134,9 @@ export async function startPushNotifier(deps: PushNotifierDeps): Promise<Consump
     if (Date.now() - event.received_at > deps.maxAgeSeconds * 1000) return;
     const notifications = notificationsOf(event.body);
     if (!notifications.length) return;
-    const tokens = await tokensNow();
+    const { tokens, principals } = await audienceNow();
     if (!tokens.length) return;
     const chats = new Map<string, ChatAccessSubject>(event.chats.map((c) => [c.wa_id, c]));
-    const principals = new Map<number, Principal | null>();
-    for (const userId of new Set(tokens.map((t) => t.user_id)))
-      principals.set(userId, await deps.principalFor(userId));
 
     const sends: Array<Promise<void>> = [];
     for (const n of notifications) {
@@ -122,19 +145,7 @@ export async function startPushNotifier(deps: PushNotifierDeps): Promise<Consump
       for (const t of tokens) {
         const p = principals.get(t.user_id);
         if (!p || !canReadChat(p, chat)) continue;
-        sends.push(
-          deps.senders[t.platform].send(t.token, n).then(async (outcome: PushOutcome) => {
-            if (outcome === 'gone') {
-              await deletePushTokenById(db, t.id);
-              log.info(
-                { token: t.id, user: t.user_id },
-                'push token deleted: the push service no longer knows it',
-              );
-            } else if (outcome === 'sent') {
-              await markPushTokenUsed(db, t.id);
-            }
-          }),
-        );
+        sends.push(deps.senders[t.platform].send(t.token, n).then((outcome) => settle(t, outcome)));
       }
     }
     await Promise.all(sends);
