@@ -1,9 +1,9 @@
 import { BaseEnvSchema, configLoader, envPort, InstanceSecretKeySchema } from '@switchboard/kit';
+import { SUPPORTED_MEDIA } from '@switchboard/proto';
 import { PROVIDER_BASE_URL } from '@switchboard/proto/network';
 import { z } from 'zod';
 import type { MediaLimits } from './domain/media-kind.ts';
 
-const MB = 1024 * 1024;
 const bytes = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
 export const MediaConfigSchema = BaseEnvSchema.extend({
@@ -21,11 +21,11 @@ export const MediaConfigSchema = BaseEnvSchema.extend({
   NETWORK_BASE_URL: z.url().default(PROVIDER_BASE_URL),
   NETWORK_API_KEY: z.string().min(1),
   /** Size ceilings per kind; the network's own by default. */
-  MEDIA_MAX_IMAGE_BYTES: bytes(5 * MB),
-  MEDIA_MAX_AUDIO_BYTES: bytes(16 * MB),
-  MEDIA_MAX_VIDEO_BYTES: bytes(16 * MB),
-  MEDIA_MAX_STICKER_BYTES: bytes(500 * 1024),
-  MEDIA_MAX_DOCUMENT_BYTES: bytes(100 * MB),
+  MEDIA_MAX_IMAGE_BYTES: bytes(SUPPORTED_MEDIA.image.maxBytes),
+  MEDIA_MAX_AUDIO_BYTES: bytes(SUPPORTED_MEDIA.audio.maxBytes),
+  MEDIA_MAX_VIDEO_BYTES: bytes(SUPPORTED_MEDIA.video.maxBytes),
+  MEDIA_MAX_STICKER_BYTES: bytes(SUPPORTED_MEDIA.sticker.maxBytes),
+  MEDIA_MAX_DOCUMENT_BYTES: bytes(SUPPORTED_MEDIA.document.maxBytes),
 });
 
 export type MediaConfig = z.infer<typeof MediaConfigSchema>;

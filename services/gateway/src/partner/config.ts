@@ -1,10 +1,9 @@
-import { envBoolean, envPort, logLevel, natsStreamReplicas, parseEnv } from '@switchboard/kit';
+import { configLoader, envBoolean, envPort, logLevel } from '@switchboard/kit';
 import { z } from 'zod';
 
 /** The gateway in partner mode: no database of its own, the provisioner behind the bus. */
 export const PartnerGatewayConfigSchema = z.object({
   NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
-  NATS_STREAM_REPLICAS: natsStreamReplicas,
   LOG_LEVEL: logLevel,
   HOST: z.string().default('127.0.0.1'),
   PORT: envPort.default(8010),
@@ -22,6 +21,4 @@ export const PartnerGatewayConfigSchema = z.object({
 
 export type PartnerGatewayConfig = z.infer<typeof PartnerGatewayConfigSchema>;
 
-export function loadPartnerConfig(env: NodeJS.ProcessEnv = process.env): PartnerGatewayConfig {
-  return parseEnv(PartnerGatewayConfigSchema, env);
-}
+export const loadPartnerConfig = configLoader(PartnerGatewayConfigSchema);

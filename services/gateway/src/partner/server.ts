@@ -9,7 +9,6 @@ export async function runPartnerGateway(telemetry: Telemetry): Promise<void> {
   const log = createLogger('partner-gateway', config.LOG_LEVEL);
   const nc = await connectNats(config.NATS_URL, `partner-gateway/${PARTNER_SCOPE}`);
   const bus = await createBus(nc, PARTNER_SCOPE, {
-    streamReplicas: config.NATS_STREAM_REPLICAS,
     onServeError: (err, at) => log.error({ err, ...at }, 'request handler failed'),
   });
   const gateway = await createPartnerGateway({ bus, log, config });

@@ -134,7 +134,8 @@ export const pushTokenRoutes: FastifyPluginAsync<PushTokenRouteOptions> = async 
           'Create-or-re-register: the same token is the same record (201 the first time, 200 after, with ' +
           '`registered_at` refreshed). Register again at least once a month; a token not registered within 60 days ' +
           '(configurable) stops receiving. Delete it when the user signs out on that device. Every enabled token of ' +
-          'every user who may read a chat is notified of the customer’s new messages in it.',
+          'every user who may read a chat is notified of the customer’s new messages in it, on the platforms this ' +
+          'inbox has configured (Web Push with VAPID keys); tokens of other platforms are kept and not notified.',
         body: PushTokenIn,
         response: { 200: PushTokenOut, 201: PushTokenOut },
       },

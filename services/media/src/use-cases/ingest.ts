@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type MediaCategory, ServiceError } from '@switchboard/proto';
+import { baseMimeType, type MediaCategory, ServiceError } from '@switchboard/proto';
 import { fileTypeFromBuffer } from 'file-type';
 import type { Kysely } from 'kysely';
 import type { MediaStorage } from '../adapters/storage.ts';
@@ -86,11 +86,11 @@ async function ingestFrom(
   if (head.length === 0) {
     throw ServiceError.validation({ file_encoded: ['The submitted file is empty.'] }, 'The file is empty.');
   }
-  const sniffed = (await fileTypeFromBuffer(head))?.mime;
   let mimeType: string;
   if (input.trustDeclaredType && input.declaredType && mediaKindOf(input.declaredType)) {
-    mimeType = input.declaredType.split(';')[0]?.trim().toLowerCase() ?? input.declaredType;
+    mimeType = baseMimeType(input.declaredType);
   } else {
+    const sniffed = (await fileTypeFromBuffer(head))?.mime;
     const verdict = decideMimeType(input.declaredType, sniffed);
     if (!verdict.ok) throw new ServiceError('unsupported_media_type', verdict.reason);
     mimeType = verdict.mimeType;

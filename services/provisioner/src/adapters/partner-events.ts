@@ -1,4 +1,4 @@
-import { createGuardedAgent, signatureHeader } from '@switchboard/kit';
+import { BLOCKED_ADDRESS_CODE, createGuardedAgent, signatureHeader } from '@switchboard/kit';
 import { request } from 'undici';
 
 export interface PartnerEvent {
@@ -74,7 +74,7 @@ export function createPartnerEventSender(opts: {
           ok: false,
           reason: `${code ?? 'error'}: ${(err as Error).message}`,
           // A refused target stays refused; anything else may pass later.
-          retryable: code !== 'ERR_WEBHOOK_BLOCKED_ADDRESS',
+          retryable: code !== BLOCKED_ADDRESS_CODE,
         };
       }
     },
