@@ -142,6 +142,14 @@ async function resolveAndClaim(deps: UseCaseDeps, row: InstanceRow): Promise<Ste
     try {
       key = (await deps.hub.createChannelApiKey(channel)).api_key;
     } catch (err) {
+      if (refused(err) && (err.status === 401 || err.status === 403)) {
+        // The hub refuses the provisioner's own key: the operator's error, not the channel's.
+        deps.log.error({ instance: row.id, status: err.status }, 'partner hub refuses PARTNER_HUB_API_KEY');
+        return fail(deps, row, {
+          code: 704,
+          details: 'The provisioner could not ask the partner hub for a key: its own hub key was refused.',
+        });
+      }
       if (refused(err)) return fail(deps, row, { code: 703, parameters: { channel_id: channel } });
       throw err;
     }
