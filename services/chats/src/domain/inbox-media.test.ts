@@ -19,6 +19,11 @@ describe('inboxMediaIdOf', () => {
     expect(inboxMediaIdOf(media, PUBLIC)).toBe(expected);
   });
 
+  it('recognises the links the media service makes under a public URL with a path', () => {
+    const made = new URL(`/api/v1/media/${ID}/`, `${PUBLIC}/inbox/`).toString();
+    expect(inboxMediaIdOf({ link: made }, `${PUBLIC}/inbox/`)).toBe(ID);
+  });
+
   it('needs the public URL to recognise a link', () => {
     expect(inboxMediaIdOf({ link: LINK }, undefined)).toBeUndefined();
   });

@@ -26,7 +26,8 @@ export function inboxMediaIdOf(media: unknown, publicUrl: string | undefined): s
     return undefined;
   }
   if (url.origin !== base.origin) return undefined;
-  const prefix = `${base.pathname.replace(/\/+$/, '')}/api/v1/media/`;
+  // Built as the media service builds its links (`new URL('/api/v1/media/…', PUBLIC_URL)`).
+  const prefix = new URL('/api/v1/media/', base).pathname;
   if (!url.pathname.startsWith(prefix)) return undefined;
   const rest = url.pathname.slice(prefix.length).replace(/\/$/, '');
   return UUID.test(rest) ? rest.toLowerCase() : undefined;
