@@ -34,6 +34,8 @@ export async function insertImportedMessages(
   waId: string,
   customerName: string | null,
   rows: readonly ImportedRow[],
+  /** More writes of the import that must commit with its messages (files, the event log). */
+  alongside?: (trx: Kysely<ChatsDatabase>, inserted: number) => Promise<void>,
 ): Promise<number> {
   return db.transaction().execute(async (trx) => {
     await ensureChat(trx, waId);
@@ -73,6 +75,7 @@ export async function insertImportedMessages(
         .where('wa_id', '=', waId)
         .execute();
     }
+    await alongside?.(trx, inserted);
     return inserted;
   });
 }

@@ -76,27 +76,36 @@ export async function importChat(deps: ImportDeps, r: RequestOf<typeof contract>
       created_ms: r.created_base_ms + line.position,
     };
   });
-  const newMessages = await insertImportedMessages(db, customer.waId, customer.name, rows);
-  // Messages stored before without their file get it now (their rows were skipped above).
-  await attachImportedMedia(db, customer.waId, rows);
-
   const last = r.part === r.parts - 1;
-  if (!last) return { wa_id: customer.waId, new_messages: newMessages, chat: null };
   const summary = r.summary;
-  await insertAuditEntry(
+  // The files, and for the last part the event-log entry, commit with the messages: a part
+  // retried after a failure finds either all of it or none.
+  const newMessages = await insertImportedMessages(
     db,
-    chatAuditEntry(r.principal, 'chat.imported', customer.waId, {
-      import_id: r.import_id,
-      parts: r.parts,
-      new_messages: (summary?.previous_new_messages ?? 0) + newMessages,
-      messages: summary?.messages ?? r.messages.length,
-      system_lines: summary?.system_lines ?? 0,
-      warnings: summary?.warnings ?? 0,
-      device_language_code: r.device_language_code,
-      utc_offset_minutes: r.utc_offset_minutes,
-      ...(r.time_zone && { time_zone: r.time_zone }),
-    }),
+    customer.waId,
+    customer.name,
+    rows,
+    async (trx, inserted) => {
+      // Messages stored before without their file get it now (their rows were skipped above).
+      await attachImportedMedia(trx, customer.waId, rows);
+      if (!last) return;
+      await insertAuditEntry(
+        trx,
+        chatAuditEntry(r.principal, 'chat.imported', customer.waId, {
+          import_id: r.import_id,
+          parts: r.parts,
+          new_messages: (summary?.previous_new_messages ?? 0) + inserted,
+          messages: summary?.messages ?? r.messages.length,
+          system_lines: summary?.system_lines ?? 0,
+          warnings: summary?.warnings ?? 0,
+          device_language_code: r.device_language_code,
+          utc_offset_minutes: r.utc_offset_minutes,
+          ...(r.time_zone && { time_zone: r.time_zone }),
+        }),
+      );
+    },
   );
+  if (!last) return { wa_id: customer.waId, new_messages: newMessages, chat: null };
   return {
     wa_id: customer.waId,
     new_messages: newMessages,
