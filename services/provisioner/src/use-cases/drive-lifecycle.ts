@@ -223,7 +223,12 @@ async function start(deps: UseCaseDeps, row: InstanceRow): Promise<StepResult> {
     port,
     knownPid: row.pid,
   });
-  await updateInstance(deps.db, row.id, { pid: status.pid });
+  // A process started afresh (not the one recorded, re-adopted) has not answered its health
+  // check yet, whatever the one before it did.
+  await updateInstance(deps.db, row.id, {
+    pid: status.pid,
+    ...(status.pid !== row.pid && { healthy_at: null }),
+  });
   return 'next';
 }
 
