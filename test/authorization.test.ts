@@ -51,7 +51,7 @@ const AGENTS: Record<
 };
 
 /** `ok`: let through (any answer but 401/403 and never 5xx); a number: exactly that status. */
-type Expect = 'ok' | 401 | 403 | 404;
+type Expect = 'ok' | 400 | 401 | 403 | 404;
 type Matrix = Record<Role, Expect>;
 
 const signedIn = { anonymous: 401, deactivated: 401 } as const;
@@ -86,6 +86,8 @@ const useTags: Matrix = { ...everyone, configurator: 403, agent_no_tags: 403 };
 /** Taggings and their history: tags and reading chats. */
 const tagChats: Matrix = { ...readChats, agent_no_tags: 403 };
 const tagChatB: Matrix = { ...tagChats, agent_assigned: 404 };
+/** A message of chat B names, for an agent who may not read that chat, no message: 400 on the field. */
+const tagMessageInChatB: Matrix = { ...tagChats, agent_assigned: 400 };
 /** Saved responses: every inbox user; the configurator does not work in the inbox. */
 const inboxUsers: Matrix = { ...everyone, configurator: 403 };
 /** Importing into chat B: a write to it, refused outright (403) when the caller may not write it. */
@@ -405,7 +407,7 @@ const ROWS: Row[] = [
     url: () => '/api/v1/message_tagging/',
     // The message is in chat B, which agent_assigned may not read.
     body: () => ({ message: sentWamid, tag: tagId }),
-    expect: tagChatB,
+    expect: tagMessageInChatB,
   },
   {
     method: 'DELETE',
