@@ -9,6 +9,7 @@
  *   npm run bench:media              (uses NATS_URL / DATABASE_URL when set, else starts both)
  *   npm run bench:media -- --quick   (fewer requests, for a smoke run)
  *   npm run bench:media -- --concurrency=4   (four requests at a time on every side)
+ *   npm run bench:media -- --only=100MB      (only the 100 MB document on fresh processes)
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -33,6 +34,8 @@ const sizes = [
   { label: '10MB', bytes: 10 * MB, requests: quick ? 6 : 30 },
 ];
 const ROUNDS = quick ? 1 : 3;
+/** `--only=100MB`: the memory figure on fresh processes alone, to study it without the rest. */
+const only100MB = process.argv.includes('--only=100MB');
 /**
  * Requests in flight at once, the same on every side (`--concurrency=N`): one by default, as
  * the figures the targets were set against were measured; with more, the media service's
@@ -243,7 +246,7 @@ try {
   log('100 MB document: RSS of the fresh media service and raw server while each uploads and downloads it');
   const bigFresh = { media: await bigDocument('media'), raw: await bigDocument('raw') };
   const results: Record<string, unknown> = {};
-  for (const size of sizes) {
+  for (const size of only100MB ? [] : sizes) {
     log(`${size.label}: ${size.requests} requests × ${ROUNDS} rounds per side`);
     const files = Array.from({ length: size.requests }, () => pdfOf(size.bytes, base, counter++));
     const side = {
@@ -314,10 +317,10 @@ try {
     results[size.label] = { upload: direction('upload', 0.4), download: direction('download', 0.5) };
   }
 
-  log('100 MB document, again: RSS after the runs above');
+  if (!only100MB) log('100 MB document, again: RSS after the runs above');
   results['100MB'] = {
     fresh: bigFresh,
-    after_runs: { media: await bigDocument('media'), raw: await bigDocument('raw') },
+    ...(!only100MB && { after_runs: { media: await bigDocument('media'), raw: await bigDocument('raw') } }),
     target_growth_below_mb: 50,
   };
 
