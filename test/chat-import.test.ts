@@ -373,6 +373,17 @@ describe('bad input answers a clear 4xx', () => {
       400,
       'invalid_base64',
     ],
+    [
+      'two media files with the same name',
+      {
+        media_files: [
+          { b64_content: 'aGVsbG8=', mime_type: 'image/jpeg', file_name: 'IMG-1.jpg' },
+          { b64_content: 'b3RoZXI=', mime_type: 'image/jpeg', file_name: 'IMG-1.jpg' },
+        ],
+      },
+      400,
+      'validation_error',
+    ],
     ['an unknown time zone', { time_zone: 'Mars/Olympus' }, 400, 'validation_error'],
     ['no language', { device_language_code: undefined }, 400, 'validation_error'],
     [

@@ -180,7 +180,7 @@ export const chatImportRoutes: FastifyPluginAsync<ChatImportRouteOptions> = asyn
           'The customer is the participant who is not the business (from `chat_participants`, or the one sender ' +
           'written as a phone number). Importing the same export again, or a later one that overlaps it, adds only the ' +
           'new messages. Imported messages are not sent to webhooks and do not open or move the customer care window. ' +
-          'Media lines are linked to `media_files` by file name; each file is stored as an inbox media file ' +
+          'Media lines are linked to `media_files` by file name (two files of one name: 400); each file is stored as an inbox media file ' +
           '(checked like an upload: its type against its bytes, the size limit of its kind) and becomes the ' +
           'message’s `media`; a file that is missing or refused is listed in `warnings` and its message imported ' +
           'with `media: null`. Admins and users who may write to the chat. ' +

@@ -152,8 +152,20 @@ function failureOf(f: ParseFailure): ServiceError {
   }
 }
 
-/** The uploaded files by name, decoded; base64 that does not decode is a 400 naming each file. */
+/**
+ * The uploaded files by name, decoded. Lines name their file, so two files of one name would
+ * leave one of them unreachable: a 400 naming the second. Base64 that does not decode is a 400
+ * naming each file.
+ */
 function decodeMedia(files: ExportUpload['mediaFiles']): Map<string, { mimeType: string; bytes: Buffer }> {
+  const firstOfName = new Map<string, number>();
+  const sameName: Record<string, string[]> = {};
+  files.forEach((f, i) => {
+    const first = firstOfName.get(f.fileName);
+    if (first === undefined) firstOfName.set(f.fileName, i);
+    else sameName[`media_files.${i}.file_name`] = [`media_files.${first} has the same file name.`];
+  });
+  if (Object.keys(sameName).length > 0) throw ServiceError.validation(sameName);
   const byName = new Map<string, { mimeType: string; bytes: Buffer }>();
   const bad: Record<string, string[]> = {};
   files.forEach((f, i) => {
