@@ -1,7 +1,7 @@
 import { freshDatabase } from '@switchboard/testkit';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { createDb, type Migration, migrate } from './db.ts';
+import { createDb, isUniqueViolation, type Migration, migrate } from './db.ts';
 
 describe('migrate', () => {
   it('applies each migration once when two processes start at the same time', async () => {
@@ -51,6 +51,29 @@ describe('migrate', () => {
     await expect(migrate(db, 'probe', [broken])).rejects.toThrow();
     const exists = await sql<{ t: string | null }>`select to_regclass('half')::text as t`.execute(db);
     expect(exists.rows[0]?.t).toBeNull();
+    await db.destroy();
+    await tdb.drop();
+  });
+});
+
+describe('isUniqueViolation', () => {
+  it('tells a unique violation, of the named constraint, from any other failure', async () => {
+    const tdb = await freshDatabase('unique');
+    const db = createDb({ url: tdb.url, applicationName: 'unique' });
+    await sql`create table named (n int constraint named_n_key unique, m int not null)`.execute(db);
+    await sql`insert into named values (1, 1)`.execute(db);
+    const failure = (statement: ReturnType<typeof sql>) =>
+      statement.execute(db).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+    const duplicate = await failure(sql`insert into named values (1, 2)`);
+    const nullInNotNull = await failure(sql`insert into named values (2, null)`);
+    expect(isUniqueViolation(duplicate)).toBe(true);
+    expect(isUniqueViolation(duplicate, 'named_n_key')).toBe(true);
+    expect(isUniqueViolation(duplicate, 'other_key')).toBe(false);
+    expect(isUniqueViolation(nullInNotNull)).toBe(false);
+    expect(isUniqueViolation(new Error('23505'))).toBe(false);
     await db.destroy();
     await tdb.drop();
   });

@@ -125,3 +125,12 @@ export async function migrate<DB>(
     }
   });
 }
+
+/**
+ * Whether `err` is PostgreSQL's unique_violation (SQLSTATE 23505), of `constraint` when named:
+ * how a store tells "someone else stored it first" from a failure.
+ */
+export function isUniqueViolation(err: unknown, constraint?: string): boolean {
+  if (!(err instanceof pg.DatabaseError) || err.code !== '23505') return false;
+  return constraint === undefined || err.constraint === constraint;
+}

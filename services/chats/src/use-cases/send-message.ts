@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Logger } from '@switchboard/kit';
+import { isUniqueViolation, type Logger } from '@switchboard/kit';
 import {
   type sendMessage as contract,
   deliverMessage,
@@ -171,7 +171,7 @@ async function sendNotStoredAtOnce(
     await insertQueuedMessage(db, queued);
   } catch (err) {
     // The same Idempotency-Key raced in twice: the other request stored it.
-    if ((err as { code?: string }).code === '23505' && queued.idempotencyKey)
+    if (isUniqueViolation(err) && queued.idempotencyKey)
       return sendNotStoredAtOnce(deps, p, queued, accepted);
     throw err;
   }

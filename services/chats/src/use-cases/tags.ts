@@ -1,3 +1,4 @@
+import { isUniqueViolation } from '@switchboard/kit';
 import {
   assertMayUseTags,
   type createTag as createContract,
@@ -17,8 +18,7 @@ const notFound = () => new ServiceError('not_found', 'No tag with this id.');
 
 /** A unique violation of the tag name index becomes `tag_name_taken`; anything else goes on as it is. */
 function rethrowNameTaken(err: unknown): never {
-  const e = err as { code?: string; constraint?: string };
-  if (e.code === '23505' && e.constraint === 'tags_name_key')
+  if (isUniqueViolation(err, 'tags_name_key'))
     throw new ServiceError('tag_name_taken', undefined, { fields: { name: ['Another tag has this name.'] } });
   throw err;
 }

@@ -86,8 +86,3 @@ export interface GatewayDatabase {
   auth_failures: AuthFailuresTable;
   push_tokens: PushTokensTable;
 }
-
-/** PostgreSQL's unique_violation. */
-export function isUniqueViolation(err: unknown): boolean {
-  return (err as { code?: string }).code === '23505';
-}

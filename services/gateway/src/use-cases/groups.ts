@@ -1,8 +1,9 @@
+import { isUniqueViolation } from '@switchboard/kit';
 import type { Principal } from '@switchboard/proto';
 import { ServiceError } from '@switchboard/proto';
 import type { Kysely } from 'kysely';
 import type { Audit, RightsChangedFn } from '../adapters/audit.ts';
-import { type GatewayDatabase, isUniqueViolation } from '../store/db.ts';
+import type { GatewayDatabase } from '../store/db.ts';
 import {
   deleteGroup,
   findGroup,

@@ -1,3 +1,4 @@
+import { isUniqueViolation } from '@switchboard/kit';
 import type { Principal } from '@switchboard/proto';
 import { ServiceError } from '@switchboard/proto';
 import type { Kysely, Selectable, Transaction } from 'kysely';
@@ -7,7 +8,7 @@ import { passwordProblems } from '../domain/passwords.ts';
 import { assertMayChangeRights } from '../domain/rights.ts';
 import type { UserCreate, UserOut, UserUpdate } from '../domain/schemas.ts';
 import { assertSeatLeft, needsSeat } from '../domain/seats.ts';
-import { type GatewayDatabase, isUniqueViolation, type UsersTable } from '../store/db.ts';
+import type { GatewayDatabase, UsersTable } from '../store/db.ts';
 import {
   addUserGroups,
   endSessions,

@@ -118,9 +118,4 @@ export async function instanceBySubdomain(
     .executeTakeFirst();
 }
 
-export function isUniqueViolation(err: unknown, index: string): boolean {
-  const e = err as { code?: string; constraint?: string };
-  return e.code === '23505' && e.constraint === index;
-}
-
 export { sql };

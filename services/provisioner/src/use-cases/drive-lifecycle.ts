@@ -1,3 +1,4 @@
+import { isUniqueViolation } from '@switchboard/kit';
 import {
   ensureConfigurator as ensureConfiguratorRpc,
   instanceId,
@@ -15,7 +16,6 @@ import { type InstanceSecrets, openInstanceSecrets } from '../store/db.ts';
 import {
   type InstanceRow,
   instanceById,
-  isUniqueViolation,
   liveInstanceForNumber,
   moveStatus,
   updateInstance,

@@ -1,4 +1,4 @@
-import { enqueueOutbox } from '@switchboard/kit';
+import { enqueueOutbox, isUniqueViolation } from '@switchboard/kit';
 import {
   type CreateInstanceRequest,
   type PartnerInstance,
@@ -9,13 +9,7 @@ import {
 import { hashSecret, newId, newSecret } from '../domain/credentials.ts';
 import { insertActivationToken } from '../store/activations.ts';
 import type { InstanceSecrets, InstanceSettings } from '../store/db.ts';
-import {
-  type InstanceRow,
-  isUniqueViolation,
-  moveStatus,
-  partnerInstance,
-  partnerInstancesPage,
-} from '../store/instances.ts';
+import { type InstanceRow, moveStatus, partnerInstance, partnerInstancesPage } from '../store/instances.ts';
 import { OUTBOX_TABLE, type PublicUrls, type UseCaseDeps } from './deps.ts';
 
 const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
