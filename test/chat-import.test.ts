@@ -5,7 +5,12 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connectNats } from '@switchboard/kit';
-import { instanceId, streamName } from '@switchboard/proto';
+import {
+  ImportMediaKindSchema,
+  instanceId,
+  MESSAGE_TYPE_OF_IMPORT_KIND,
+  streamName,
+} from '@switchboard/proto';
 import { repoRoot, testNatsUrl, waitFor } from '@switchboard/testkit';
 import { strToU8, zipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -33,7 +38,7 @@ const Fixture = z.object({
       utc_time: z.string(),
       direction: z.enum(['in', 'out']).nullable(),
       text: z.string(),
-      media: z.object({ file_name: z.string().nullable(), kind: z.string() }).nullable(),
+      media: z.object({ file_name: z.string().nullable(), kind: ImportMediaKindSchema }).nullable(),
       system: z.string().nullable(),
     }),
   ),
@@ -91,17 +96,6 @@ async function messagesOf(waId: string): Promise<Message[]> {
   return page.results.reverse();
 }
 
-const TYPE_OF_KIND: Record<string, string> = {
-  image: 'image',
-  video: 'video',
-  gif: 'video',
-  audio: 'audio',
-  sticker: 'sticker',
-  document: 'document',
-  contact: 'document',
-  unknown: 'unsupported',
-};
-
 /** What the API shows of a message, in the fixture's terms. */
 function seen(m: Message) {
   const p = m.waba_payload;
@@ -147,7 +141,7 @@ describe('every fixture format imports message by message', () => {
       conversation.map((m) => ({
         utc_time: shiftYears(m.utc_time, expected.year_of_last_message, expected.utc_offset_minutes),
         direction: m.direction,
-        type: m.media ? TYPE_OF_KIND[m.media.kind] : 'text',
+        type: m.media ? MESSAGE_TYPE_OF_IMPORT_KIND[m.media.kind] : 'text',
         text: m.text,
         file_name: m.media ? m.media.file_name : undefined,
         media: m.media ? null : undefined,

@@ -1,4 +1,10 @@
-import { type OtlpReceiver, startOtlpReceiver, startReceiver, waitFor } from '@switchboard/testkit';
+import {
+  type OtlpReceiver,
+  standardWebhookHeaders,
+  startOtlpReceiver,
+  startReceiver,
+  waitFor,
+} from '@switchboard/testkit';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Inbox, startInbox } from './support/inbox.ts';
@@ -51,11 +57,7 @@ describe('network webhook → chats → fan-out', () => {
     receivers.forEach((r, i) => {
       const got = r.requests.find((g) => g.body.includes(sent.id));
       if (!got) throw new Error('not received');
-      const headers = {
-        'webhook-id': String(got.headers['webhook-id']),
-        'webhook-timestamp': String(got.headers['webhook-timestamp']),
-        'webhook-signature': String(got.headers['webhook-signature']),
-      };
+      const headers = standardWebhookHeaders(got);
       expect(got.body).toBe(networkBody);
       expect(() => new Webhook(secrets[i] ?? '').verify(got.body, headers)).not.toThrow();
       expect(JSON.parse(got.body)).toMatchObject({

@@ -1,7 +1,7 @@
-import { startReceiver, waitFor } from '@switchboard/testkit';
+import { standardWebhookHeaders, startReceiver, waitFor } from '@switchboard/testkit';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ApiMessage, chatMessages, firstCustomerText, json } from './support/api.ts';
+import { type ApiMessage, chatMessage, firstCustomerText, json, playedOut } from './support/api.ts';
 import { ADMIN, type Inbox, startInboxAsAdmin } from './support/inbox.ts';
 
 /**
@@ -20,7 +20,7 @@ beforeAll(
 );
 afterAll(async () => inbox?.stop());
 
-const messagesOf = (waId: string) => chatMessages(inbox, waId, admin);
+const messageOf = (waId: string, id: string) => chatMessage(inbox, waId, admin, id);
 
 describe('single process (services/inbox)', () => {
   it('is one process for gateway, chats, fanout and media', () => {
@@ -79,11 +79,7 @@ describe('single process (services/inbox)', () => {
     );
     const got = receiver.requests.find((r) => r.body.includes(sent.id));
     if (!got) throw new Error('not received');
-    const headers = {
-      'webhook-id': String(got.headers['webhook-id']),
-      'webhook-timestamp': String(got.headers['webhook-timestamp']),
-      'webhook-signature': String(got.headers['webhook-signature']),
-    };
+    const headers = standardWebhookHeaders(got);
     expect(() => new Webhook(secret).verify(got.body, headers)).not.toThrow();
     expect(() =>
       new Webhook(`whsec_${Buffer.alloc(32, 1).toString('base64')}`).verify(got.body, headers),
@@ -104,10 +100,7 @@ describe('single process (services/inbox)', () => {
     const accepted = await json<ApiMessage>(res);
     expect(accepted).toMatchObject({ from_us: true, sender: { username: ADMIN.username } });
     await waitFor(
-      async () => {
-        const m = (await messagesOf(waId)).find((x) => x.id === accepted.id);
-        return Boolean(m?.waba_statuses.sent && m.waba_statuses.delivered && m.waba_statuses.read);
-      },
+      async () => playedOut(await messageOf(waId, accepted.id)),
       20_000,
       'sent, delivered and read',
     );

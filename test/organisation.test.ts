@@ -4,7 +4,13 @@ import type { AddressInfo } from 'node:net';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connectNats, createDb } from '@switchboard/kit';
 import { instanceId, streamName } from '@switchboard/proto';
-import { type Receiver, startReceiver, testNatsUrl, waitFor } from '@switchboard/testkit';
+import {
+  type Receiver,
+  standardWebhookHeaders,
+  startReceiver,
+  testNatsUrl,
+  waitFor,
+} from '@switchboard/testkit';
 import { sql } from 'kysely';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -179,9 +185,7 @@ describe('contacts from contact providers', () => {
     ]);
     // The request was signed with the provider's secret, Standard Webhooks style.
     const req = fastProvider.requests.at(-1);
-    const headers = Object.fromEntries(
-      ['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((h) => [h, String(req?.headers[h])]),
-    );
+    const headers = standardWebhookHeaders(req);
     expect(() => new Webhook(fast.secret).verify(req?.body ?? '', headers)).not.toThrow();
     expect(() => new Webhook(SLOW_SECRET).verify(req?.body ?? '', headers)).toThrow();
     expect(JSON.parse(req?.body ?? '{}')).toEqual({ type: 'search', query: 'ana', limit: 20 });

@@ -4,6 +4,7 @@ import type { NewPartner } from '@switchboard/provisioner';
 import {
   freshDatabase,
   type Receiver,
+  standardWebhookHeaders,
   startReceiver,
   type TestDatabase,
   testNatsUrl,
@@ -76,13 +77,7 @@ function verifiedEvents(secret: string, kind: 'token' | 'errors', instanceId: st
   const wh = new Webhook(secret);
   return configurator.requests
     .filter((r) => r.headers['webhook-id'] === `msg_${kind}_${instanceId}`)
-    .map((r) =>
-      wh.verify(r.body, {
-        'webhook-id': String(r.headers['webhook-id']),
-        'webhook-timestamp': String(r.headers['webhook-timestamp']),
-        'webhook-signature': String(r.headers['webhook-signature']),
-      }),
-    );
+    .map((r) => wh.verify(r.body, standardWebhookHeaders(r)));
 }
 
 async function create(body: Record<string, unknown>, key = partner.api_key): Promise<Response> {

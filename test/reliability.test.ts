@@ -13,7 +13,7 @@ import { type Bus, createBus } from '@switchboard/proto/bus';
 import { repoRoot, spawnService, startReceiver, testNatsUrl, waitFor } from '@switchboard/testkit';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ApiMessage, chatMessages, json } from './support/api.ts';
+import { type ApiMessage, chatMessage, chatMessages, json } from './support/api.ts';
 import { type Inbox, startInbox } from './support/inbox.ts';
 
 /**
@@ -164,6 +164,7 @@ const textBody = (waId: string, wamid: string, text: string) =>
   );
 
 const messagesOf = (waId: string) => chatMessages(inbox, waId, admin);
+const messageOf = (waId: string, id: string) => chatMessage(inbox, waId, admin, id);
 
 async function deadLetters(): Promise<InboundDeadLetter[]> {
   const out: InboundDeadLetter[] = [];
@@ -400,11 +401,7 @@ describe('sends', () => {
     const retry = await send(waId, 'stalled', { 'idempotency-key': body.idempotency_key ?? '' });
     expect(retry.status).toBe(202);
     const id = (await json<ApiMessage>(retry)).id;
-    await waitFor(
-      async () => Boolean((await messagesOf(waId)).find((m) => m.id === id)?.wamid),
-      20_000,
-      'sent',
-    );
+    await waitFor(async () => Boolean((await messageOf(waId, id))?.wamid), 20_000, 'sent');
     expect((await messagesOf(waId)).filter((m) => m.from_us)).toHaveLength(1);
     expect((await received(waId)).map((r) => r.message.text?.body)).toEqual(['stalled']);
   });
@@ -422,7 +419,7 @@ describe('sends', () => {
     await restartChats({ hook: false, signal: 'SIGKILL' });
     await faults('DELETE');
     await waitFor(
-      async () => Boolean((await messagesOf(waId)).find((m) => m.id === id)?.wamid),
+      async () => Boolean((await messageOf(waId, id))?.wamid),
       15_000 - (Date.now() - crashedAt),
       'sent after the crash',
     );
@@ -445,7 +442,7 @@ describe('sends', () => {
     expect(otherRes.status).toBe(202);
     const otherId = (await json<ApiMessage>(otherRes)).id;
     await waitFor(
-      async () => Boolean((await messagesOf(other)).find((m) => m.id === otherId)?.wamid),
+      async () => Boolean((await messageOf(other, otherId))?.wamid),
       5_000,
       'the other customer’s send',
     );

@@ -9,7 +9,14 @@ import {
 } from '@switchboard/kit';
 import type { Principal } from '@switchboard/proto';
 import { fanoutRpc, ServiceError } from '@switchboard/proto';
-import { admin, principal, type Receiver, startReceiver, waitFor } from '@switchboard/testkit';
+import {
+  admin,
+  principal,
+  type Receiver,
+  standardWebhookHeaders,
+  startReceiver,
+  waitFor,
+} from '@switchboard/testkit';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FanoutWorker, startFanoutWorker } from './support/fanout.ts';
@@ -334,13 +341,7 @@ describe('webhook resources over HTTP', () => {
     const body = JSON.parse(req.body);
     expect(body).toMatchObject({ object: 'whatsapp_business_account', test: true });
     expect(body.entry[0].changes[0].value.messages[0].type).toBe('text');
-    expect(
-      new StandardWebhook(created.secret).verify(req.body, {
-        'webhook-id': String(req.headers['webhook-id']),
-        'webhook-timestamp': String(req.headers['webhook-timestamp']),
-        'webhook-signature': String(req.headers['webhook-signature']),
-      }),
-    ).toBeTruthy();
+    expect(new StandardWebhook(created.secret).verify(req.body, standardWebhookHeaders(req))).toBeTruthy();
 
     const deliveries = await app.inject({
       url: `/api/v1/webhooks/waba/${created.id}/deliveries/`,

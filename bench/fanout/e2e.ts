@@ -15,6 +15,7 @@ import { messagesWebhookBody } from '@switchboard/proto';
 import { startLocalInfra } from '@switchboard/testkit/infra';
 import { freePort, repoRoot, spawnService, uniqueInstanceId, waitFor } from '@switchboard/testkit/tools';
 import { Pool } from 'undici';
+import { paced } from '../pacing.ts';
 import { round, summarise } from '../stats.ts';
 import { startBenchReceiver } from './receivers.ts';
 
@@ -27,7 +28,8 @@ const args = parseArgs({
 }).values;
 const N = Number(args.webhooks);
 const RATE = Number(args.rate);
-const EVENTS = RATE * Number(args.seconds);
+const SECONDS = Number(args.seconds);
+const EVENTS = RATE * SECONDS;
 const log = (m: string) => process.stderr.write(`[bench:fanout:e2e] ${m}\n`);
 
 // NATS_URL / DATABASE_URL when set, else nats-server and PostgreSQL of its own.
@@ -105,21 +107,16 @@ const body = (id: string) =>
   );
 
 /** Sends `EVENTS` events at `RATE` per second through `post`, which resolves at acceptance. */
-async function paced(
+async function sendPaced(
   prefix: string,
   post: (id: string, b: string) => Promise<void>,
 ): Promise<Map<string, number>> {
   const accepted = new Map<string, number>();
-  const start = performance.now();
-  const inFlight: Promise<void>[] = [];
-  for (let i = 0; i < EVENTS; i++) {
-    const due = start + (i * 1000) / RATE;
-    const wait = due - performance.now();
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+  await paced(RATE, SECONDS, async (i) => {
     const id = `ev-${prefix}-${i}`;
-    inFlight.push(post(id, body(id)).then(() => void accepted.set(id, performance.now())));
-  }
-  await Promise.all(inFlight);
+    await post(id, body(id));
+    accepted.set(id, performance.now());
+  });
   return accepted;
 }
 
@@ -143,7 +140,7 @@ log(`raw baseline: ${EVENTS} events × ${N} receivers at ${RATE}/s`);
 const pools = receivers.map((r) => new Pool(new URL(r.url).origin, { connections: 16 }));
 const rawStart = new Map<string, number>();
 // Latency of the baseline runs from the start of its POSTs to arrival.
-await paced('raw', async (id, b) => {
+await sendPaced('raw', async (id, b) => {
   rawStart.set(id, performance.now());
   await Promise.all(
     pools.map(async (p) => {
@@ -162,7 +159,7 @@ const raw = await latencies(rawStart);
 log(`inbox: ${EVENTS} network webhooks at ${RATE}/s → ${N} webhooks`);
 for (const r of receivers) r.reset();
 const gatewayPool = new Pool(url, { connections: 16 });
-const accepted = await paced('inbox', async (_id, b) => {
+const accepted = await sendPaced('inbox', async (_id, b) => {
   const res = await gatewayPool.request({
     method: 'POST',
     path: '/api/v1/waba/webhook/',

@@ -24,6 +24,7 @@ import { type Bus, createBus } from '@switchboard/proto/bus';
 import { natsServerBinary, startLocalInfra } from '@switchboard/testkit/infra';
 import { admin, type Receiver, waitFor } from '@switchboard/testkit/tools';
 import { Pool } from 'undici';
+import { paced } from '../pacing.ts';
 import { type LatencySummary, round, summarise } from '../stats.ts';
 import { deadUrl, startBenchReceiver } from './receivers.ts';
 
@@ -143,20 +144,6 @@ async function publishBurst(bus: Bus, count: number): Promise<Map<string, number
   };
   await Promise.all(Array.from({ length: 256 }, worker));
   return sentAt;
-}
-
-/** Calls `tick` `rate` times a second for `seconds`, on schedule (no drift), and waits for them all. */
-async function paced(rate: number, seconds: number, tick: (i: number) => Promise<unknown>): Promise<void> {
-  const total = rate * seconds;
-  const start = performance.now();
-  const pending: Promise<unknown>[] = [];
-  for (let i = 0; i < total; i++) {
-    const due = start + (i * 1000) / rate;
-    const wait = due - performance.now();
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    pending.push(tick(i));
-  }
-  await Promise.all(pending);
 }
 
 /** The raw baseline: one undici Pool per receiver with the fan-out's per-webhook concurrency. */

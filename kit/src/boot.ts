@@ -31,6 +31,17 @@ export interface Booted<DB> extends BusConnection {
 }
 
 /**
+ * What a service's composition root is built from: its database, the bus, its logger and its
+ * configuration (a root that uses the NATS connection itself asks for `nc` besides).
+ */
+export interface ServiceDeps<DB, Config> {
+  db: Kysely<DB>;
+  bus: Bus;
+  log: Logger;
+  config: Config;
+}
+
+/**
  * Connects NATS (named `<name>/<instance>`), builds the instance's bus on it and ensures the
  * instance's streams. Every request handler that fails unexpectedly is logged on `log`.
  */

@@ -30,6 +30,19 @@ export const ImportMediaKindSchema = z.enum([
   'contact',
   'unknown',
 ]);
+export type ImportMediaKind = z.infer<typeof ImportMediaKindSchema>;
+
+/** The message type an imported file becomes: gifs play as video, shared contacts are kept as documents. */
+export const MESSAGE_TYPE_OF_IMPORT_KIND = {
+  image: 'image',
+  video: 'video',
+  gif: 'video',
+  audio: 'audio',
+  sticker: 'sticker',
+  document: 'document',
+  contact: 'document',
+  unknown: 'unsupported',
+} as const satisfies Record<ImportMediaKind, string>;
 
 /** One conversation message of an export, as the gateway read it (system lines are not sent). */
 export const ImportedLineSchema = z.object({

@@ -7,6 +7,7 @@ import {
   REAPER_STAGE,
   type ServerIncarnation,
   spawnFailure,
+  stopChild,
   watchChild,
 } from '@switchboard/testkit/infra';
 import { oneLine } from './failures.ts';
@@ -116,14 +117,8 @@ export function launchService(spec: ServiceSpec, color: boolean): () => Promise<
     return {
       pid: child.pid,
       exited,
-      async stop() {
-        if (child.exitCode !== null || child.signalCode !== null) return;
-        // The service drains its in-flight work on SIGTERM; SIGKILL only if that hangs.
-        child.kill('SIGTERM');
-        const timer = setTimeout(() => child.kill('SIGKILL'), 25_000);
-        await exited;
-        clearTimeout(timer);
-      },
+      // The service drains its in-flight work on SIGTERM; SIGKILL only if that hangs.
+      stop: () => stopChild(child, exited, 25_000),
     };
   };
 }

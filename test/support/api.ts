@@ -37,6 +37,20 @@ export async function chatMessages(inbox: Inbox, waId: string, token: string): P
   return (await json<{ results: ApiMessage[] }>(res)).results;
 }
 
+/** Message `id` of a chat as `token`'s user sees it; undefined while it is not among the newest 100. */
+export async function chatMessage(
+  inbox: Inbox,
+  waId: string,
+  token: string,
+  id: string,
+): Promise<ApiMessage | undefined> {
+  return (await chatMessages(inbox, waId, token)).find((m) => m.id === id);
+}
+
+/** The network has played a send out to the end: sent, delivered and read. */
+export const playedOut = (m: ApiMessage | undefined): boolean =>
+  Boolean(m?.waba_statuses.sent && m.waba_statuses.delivered && m.waba_statuses.read);
+
 /**
  * A customer's first text through the network (a chat of its own), once the inbox stored it:
  * what the network sent and the message as `token`'s user reads it.

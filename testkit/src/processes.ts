@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { stopChild } from './infra/process.ts';
 
 /** The repository root, for locating service entry points. */
 export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
@@ -38,12 +39,8 @@ export function spawnService(entry: string, env: Record<string, string>): Servic
     exited,
     output,
     async stop(signal = 'SIGTERM', graceMs = 10_000) {
-      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
-      child.kill(signal);
-      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
-      const code = await exited;
-      clearTimeout(timer);
-      return code;
+      await stopChild(child, exited, graceMs, signal);
+      return exited;
     },
   };
 }

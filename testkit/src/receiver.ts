@@ -72,6 +72,17 @@ export function networkBodyEventId(body: string): string | undefined {
   }
 }
 
+/** The Standard Webhooks headers of a received request, as `Webhook.verify` takes them. */
+export function standardWebhookHeaders(
+  request: ReceivedRequest | undefined,
+): Record<'webhook-id' | 'webhook-timestamp' | 'webhook-signature', string> {
+  return {
+    'webhook-id': String(request?.headers['webhook-id']),
+    'webhook-timestamp': String(request?.headers['webhook-timestamp']),
+    'webhook-signature': String(request?.headers['webhook-signature']),
+  };
+}
+
 const NO_BODY = new Set([204, 304]);
 
 /**

@@ -11,6 +11,6 @@ export async function runChats(telemetry: Telemetry): Promise<void> {
     config,
     migrations: chatsMigrations,
     telemetry,
-    create: ({ db, bus, log }) => createChats({ db, bus, log, config }),
+    create: (booted) => createChats({ ...booted, config }),
   });
 }

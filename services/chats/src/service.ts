@@ -1,7 +1,6 @@
-import { createSecretBox, type Logger, type SecretBox } from '@switchboard/kit';
-import type { Bus, Consumption } from '@switchboard/proto/bus';
+import { createSecretBox, type SecretBox, type ServiceDeps } from '@switchboard/kit';
+import type { Consumption } from '@switchboard/proto/bus';
 import { createContactCheckClient, createNetworkClient } from '@switchboard/proto/network';
-import type { Kysely } from 'kysely';
 import { createHttpContactProviderClient } from './adapters/http-contact-provider.ts';
 import { withInboxMedia } from './adapters/inbox-media.ts';
 import type { ChatsConfig } from './config.ts';
@@ -35,12 +34,7 @@ export interface Chats {
  * single-process inbox (`services/inbox`) build it the same way; the database must be migrated
  * and the instance's streams must exist.
  */
-export async function createChats(deps: {
-  db: Kysely<ChatsDatabase>;
-  bus: Bus;
-  log: Logger;
-  config: ChatsConfig;
-}): Promise<Chats> {
+export async function createChats(deps: ServiceDeps<ChatsDatabase, ChatsConfig>): Promise<Chats> {
   const { db, bus, log, config } = deps;
   const network = createNetworkClient({
     baseUrl: config.NETWORK_BASE_URL,

@@ -3,28 +3,21 @@
  * the statement decides (permission, window, Idempotency-Key) and the order it stores in.
  */
 import { randomUUID } from 'node:crypto';
-import { createDb } from '@switchboard/kit';
 import { canWriteChat, type Principal } from '@switchboard/proto';
-import { freshDatabase, type TestDatabase } from '@switchboard/testkit';
 import { type Kysely, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatsDatabase } from '../src/db.ts';
 import { createGroupCommit } from '../src/domain/group-commit.ts';
 import { writeAccessMask } from '../src/domain/write-access-table.ts';
 import { acceptSends, type SendToAccept } from '../src/store/accept-sends.ts';
+import { openChatsDatabase } from './database.ts';
 
-let testDb: TestDatabase;
 let db: Kysely<ChatsDatabase>;
+let close: () => Promise<void>;
 const NOW = 1_800_000_000;
 
-beforeAll(async () => {
-  testDb = await freshDatabase('accept_sends');
-  db = createDb<ChatsDatabase>({ url: testDb.url, applicationName: 'accept-sends-test' });
-});
-afterAll(async () => {
-  await db.destroy();
-  await testDb.drop();
-});
+beforeAll(async () => ({ db, close } = await openChatsDatabase('accept_sends')));
+afterAll(() => close());
 
 const agent = (over: Partial<Principal> = {}): Principal => ({
   user_id: 7,

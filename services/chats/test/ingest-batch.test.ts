@@ -2,27 +2,20 @@
  * Folding inbound bodies in batches (group commit) against a real PostgreSQL: what one
  * transaction for many bodies must keep of folding them one by one.
  */
-import { createDb } from '@switchboard/kit';
-import { freshDatabase, type TestDatabase } from '@switchboard/testkit';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatsDatabase } from '../src/db.ts';
 import { parseNetworkBody } from '../src/domain/network-body.ts';
 import { foldNetworkWebhooks, type InboundBody } from '../src/store/ingest.ts';
 import { createIngestBatcher } from '../src/workers/ingest-batcher.ts';
+import { openChatsDatabase } from './database.ts';
 
-let testDb: TestDatabase;
 let db: Kysely<ChatsDatabase>;
+let close: () => Promise<void>;
 let seq = 1;
 
-beforeAll(async () => {
-  testDb = await freshDatabase('ingest_batch');
-  db = createDb<ChatsDatabase>({ url: testDb.url, applicationName: 'ingest-batch-test' });
-});
-afterAll(async () => {
-  await db.destroy();
-  await testDb.drop();
-});
+beforeAll(async () => ({ db, close } = await openChatsDatabase('ingest_batch')));
+afterAll(() => close());
 
 /** A network webhook body with one customer message (`wamid`, second `ts`) or one status. */
 function body(

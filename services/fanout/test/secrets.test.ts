@@ -1,7 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { createSecretBox, generateSecret, migrate } from '@switchboard/kit';
 import { fanoutRpc, type NetworkEvent } from '@switchboard/proto';
-import { admin, type ReceivedRequest, type Receiver, waitFor } from '@switchboard/testkit';
+import {
+  admin,
+  type ReceivedRequest,
+  type Receiver,
+  standardWebhookHeaders,
+  waitFor,
+} from '@switchboard/testkit';
 import { type Kysely, sql } from 'kysely';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -28,11 +34,7 @@ afterAll(async () => {
 
 function verifies(secret: string, got: ReceivedRequest): boolean {
   try {
-    new StandardWebhook(secret).verify(got.body, {
-      'webhook-id': String(got.headers['webhook-id']),
-      'webhook-timestamp': String(got.headers['webhook-timestamp']),
-      'webhook-signature': String(got.headers['webhook-signature']),
-    });
+    new StandardWebhook(secret).verify(got.body, standardWebhookHeaders(got));
     return true;
   } catch {
     return false;

@@ -1,52 +1,48 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { NetworkEvent } from '@switchboard/proto';
 import { fanoutRpc, streamName } from '@switchboard/proto';
-import { admin, type Receiver, startReceiver, testNatsUrl, waitFor } from '@switchboard/testkit';
+import {
+  admin,
+  type Receiver,
+  type ServiceProcess,
+  spawnService,
+  startReceiver,
+  testNatsUrl,
+  waitFor,
+} from '@switchboard/testkit';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type Harness, publishEvent, startHarness, TEST_SECRET_KEY } from './helpers.ts';
 
 const harnesses: Harness[] = [];
 const receivers: Receiver[] = [];
-const children: ChildProcess[] = [];
+const children: ServiceProcess[] = [];
 
 afterAll(async () => {
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  for (const c of children) await c.stop('SIGKILL');
   for (const h of harnesses) await h.stop();
   await Promise.all(receivers.map((r) => r.close()));
 });
 
 const mainTs = fileURLToPath(new URL('../src/main.ts', import.meta.url));
 
-function spawnFanout(h: Harness, output: string[]): ChildProcess {
-  const child = spawn(process.execPath, [mainTs], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      DATABASE_URL: h.database.url,
-      INBOX_SECRET_KEY: TEST_SECRET_KEY,
-      NATS_URL: testNatsUrl(),
-      INSTANCE_ID: h.bus.instance,
-      LOG_LEVEL: 'info',
-      OTEL_SDK_DISABLED: 'true',
-      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-      WEBHOOK_ATTEMPT_TIMEOUT: '1s',
-      // Short, so what the killed worker held comes back quickly.
-      WEBHOOK_ACK_WAIT: '2500ms',
-      WEBHOOK_RETRY_SCHEDULE: '0,100ms,100ms,100ms,100ms',
-      WEBHOOK_RETRY_JITTER: '0',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+function spawnFanout(h: Harness): ServiceProcess {
+  const child = spawnService(mainTs, {
+    DATABASE_URL: h.database.url,
+    INBOX_SECRET_KEY: TEST_SECRET_KEY,
+    NATS_URL: testNatsUrl(),
+    INSTANCE_ID: h.bus.instance,
+    LOG_LEVEL: 'info',
+    OTEL_SDK_DISABLED: 'true',
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    WEBHOOK_ATTEMPT_TIMEOUT: '1s',
+    // Short, so what the killed worker held comes back quickly.
+    WEBHOOK_ACK_WAIT: '2500ms',
+    WEBHOOK_RETRY_SCHEDULE: '0,100ms,100ms,100ms,100ms',
+    WEBHOOK_RETRY_JITTER: '0',
   });
-  child.stdout?.on('data', (b: Buffer) => output.push(b.toString()));
-  child.stderr?.on('data', (b: Buffer) => output.push(b.toString()));
   children.push(child);
   return child;
-}
-
-function exited(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => child.once('exit', () => resolve()));
 }
 
 describe('fanout workers', () => {
@@ -76,8 +72,7 @@ describe('fanout workers', () => {
   it('loses nothing when a fanout process is killed mid-stream', async () => {
     const h = await startHarness(undefined, { worker: false });
     harnesses.push(h);
-    const output: string[] = [];
-    const first = spawnFanout(h, output);
+    const first = spawnFanout(h);
     const rs = [
       await startReceiver(() => ({ status: 200, delayMs: 25 })),
       await startReceiver(() => ({ status: 200, delayMs: 25 })),
@@ -92,7 +87,7 @@ describe('fanout workers', () => {
       30_000,
       'fanout child answering',
     ).catch((err: unknown) => {
-      throw new Error(`${String(err)}\n${output.join('')}`);
+      throw new Error(`${String(err)}\n${first.output()}`);
     });
     const hooks: string[] = [];
     for (const r of rs) hooks.push((await h.createWebhook(r.url)).id);
@@ -100,18 +95,17 @@ describe('fanout workers', () => {
     const events: NetworkEvent[] = [];
     for (let i = 0; i < 120; i++) events.push(await publishEvent(h.bus, `stream ${i}`));
     await waitFor(async () => rs.every((r) => r.requests.length >= 15), 20_000, 'deliveries under way');
-    first.kill('SIGKILL');
-    await exited(first);
+    await first.stop('SIGKILL');
     const deliveredBeforeKill = rs.map((r) => r.requests.length);
     expect(deliveredBeforeKill.every((n) => n < 120)).toBe(true);
 
-    const second = spawnFanout(h, output);
+    const second = spawnFanout(h);
     await waitFor(
       async () => rs.every((r) => events.every((e) => r.forEvent(e.event_id).length >= 1)),
       40_000,
       'every event at every webhook',
     ).catch((err: unknown) => {
-      throw new Error(`${String(err)}\n${output.join('')}`);
+      throw new Error(`${String(err)}\n${first.output()}${second.output()}`);
     });
     // What the killed worker had in flight comes back after AckWait: wait until every event is
     // acknowledged on every webhook's durable, so every delivery has ended.
@@ -127,9 +121,7 @@ describe('fanout workers', () => {
       30_000,
       'every event acknowledged',
     );
-    second.kill('SIGTERM');
-    await exited(second);
-    expect(second.exitCode).toBe(0);
+    expect(await second.stop('SIGTERM')).toBe(0);
 
     // Every delivery a receiver got is in the attempt log: an event is acknowledged only
     // after its attempt is stored, so the kill could not leave a delivery unlogged.

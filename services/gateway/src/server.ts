@@ -11,6 +11,6 @@ export async function runGateway(telemetry: Telemetry): Promise<void> {
     config,
     migrations: gatewayMigrations,
     telemetry,
-    create: ({ db, bus, log }) => createGateway({ db, bus, log, config }),
+    create: (booted) => createGateway({ ...booted, config }),
   });
 }

@@ -1,11 +1,10 @@
-import { createMailer, type HttpServer, type Logger, type Mailer, pingDb } from '@switchboard/kit';
+import { createMailer, type HttpServer, type Mailer, pingDb, type ServiceDeps } from '@switchboard/kit';
 import {
   ensureConfigurator as ensureConfiguratorRpc,
   identityChanged,
   principalLookup,
 } from '@switchboard/proto';
-import type { Bus, Consumption } from '@switchboard/proto/bus';
-import type { Kysely } from 'kysely';
+import type { Consumption } from '@switchboard/proto/bus';
 import { createUnconfiguredSender, createWebPushSender, type PushSender } from './adapters/push.ts';
 import { buildApp } from './app.ts';
 import type { GatewayConfig } from './config.ts';
@@ -37,16 +36,14 @@ export interface GatewayService {
  * single-process inbox (`services/inbox`) build it the same way; the database must be migrated
  * and the instance's streams must exist.
  */
-export async function createGateway(deps: {
-  db: Kysely<GatewayDatabase>;
-  bus: Bus;
-  log: Logger;
-  config: GatewayConfig;
-  /** Defaults to SMTP at `SMTP_URL` (or none); closed by `stop()`. */
-  mailer?: Mailer;
-  /** Defaults to this gateway's pool and NATS connection answering. */
-  health?: HealthChecks;
-}): Promise<GatewayService> {
+export async function createGateway(
+  deps: ServiceDeps<GatewayDatabase, GatewayConfig> & {
+    /** Defaults to SMTP at `SMTP_URL` (or none); closed by `stop()`. */
+    mailer?: Mailer;
+    /** Defaults to this gateway's pool and NATS connection answering. */
+    health?: HealthChecks;
+  },
+): Promise<GatewayService> {
   const { db, bus, log, config } = deps;
   const mailer = deps.mailer ?? createMailer(config.SMTP_URL, config.MAIL_FROM, log);
   const { app, users, tokens, principals } = await buildApp({

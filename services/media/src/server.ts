@@ -11,6 +11,6 @@ export async function runMedia(telemetry: Telemetry): Promise<void> {
     config,
     migrations: mediaMigrations,
     telemetry,
-    create: ({ db, bus, nc, log }) => createMedia({ db, bus, nc, log, config }),
+    create: (booted) => createMedia({ ...booted, config }),
   });
 }

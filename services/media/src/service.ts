@@ -4,13 +4,12 @@ import {
   createHttpServer,
   type HttpServer,
   installInboxErrorHandling,
-  type Logger,
   pingDb,
+  type ServiceDeps,
 } from '@switchboard/kit';
 import { MEDIA_UPLOADER_PURPOSE } from '@switchboard/proto';
-import type { Bus, Consumption } from '@switchboard/proto/bus';
+import type { Consumption } from '@switchboard/proto/bus';
 import { createNetworkClient, type NetworkClient } from '@switchboard/proto/network';
-import type { Kysely } from 'kysely';
 import { createObjectStoreStorage } from './adapters/object-store.ts';
 import type { MediaStorage } from './adapters/storage.ts';
 import { limitsFromConfig, type MediaConfig } from './config.ts';
@@ -34,17 +33,15 @@ export interface Media {
  * in PostgreSQL, the upload and retrieve API behind the gateway, the fetch of customers' files
  * and the upload of ours to the network. The database must be migrated and the streams exist.
  */
-export async function createMedia(deps: {
-  /** The bus's connection, for the object store. */
-  nc: NatsConnection;
-  db: Kysely<MediaDatabase>;
-  bus: Bus;
-  log: Logger;
-  config: MediaConfig;
-  /** Defaults to the instance's JetStream Object Store bucket. */
-  storage?: MediaStorage;
-  network?: NetworkClient;
-}): Promise<Media> {
+export async function createMedia(
+  deps: ServiceDeps<MediaDatabase, MediaConfig> & {
+    /** The bus's connection, for the object store. */
+    nc: NatsConnection;
+    /** Defaults to the instance's JetStream Object Store bucket. */
+    storage?: MediaStorage;
+    network?: NetworkClient;
+  },
+): Promise<Media> {
   const { db, bus, log, config } = deps;
   const storage =
     deps.storage ??

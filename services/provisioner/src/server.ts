@@ -12,6 +12,6 @@ export async function runProvisioner(telemetry: Telemetry): Promise<void> {
     config,
     migrations: provisionerMigrations,
     telemetry,
-    create: ({ db, bus, nc, log }) => createProvisioner({ db, bus, nc, log, config }),
+    create: (booted) => createProvisioner({ ...booted, config }),
   });
 }

@@ -4,15 +4,14 @@ import { createServer } from 'node:net';
 import {
   createMailer,
   createOutboxRelay,
-  type Logger,
   type Mailer,
   type NatsConnection,
+  type ServiceDeps,
   type Subscription,
 } from '@switchboard/kit';
 import { ProvisioningCommandSchema, provisioningCommand, provisioningConsumer } from '@switchboard/proto';
-import type { Bus, Consumption } from '@switchboard/proto/bus';
+import type { Consumption } from '@switchboard/proto/bus';
 import { createPartnerHubClient, type PartnerHubClient } from '@switchboard/proto/network';
-import type { Kysely } from 'kysely';
 import { activationPages } from './adapters/activation-pages.ts';
 import { createEdge } from './adapters/edge.ts';
 import { createLocalRuntime } from './adapters/local-runtime.ts';
@@ -67,17 +66,15 @@ export function publicUrls(config: ProvisionerConfig, edgePort: () => number): P
  * partner scope's bus and its NATS connection. Runtime, partner hub, event sender and mailer
  * default to the local runtime, the configured hub, the SSRF-guarded sender and SMTP.
  */
-export function createProvisioner(deps: {
-  db: Kysely<ProvisionerDatabase>;
-  bus: Bus;
-  nc: NatsConnection;
-  log: Logger;
-  config: ProvisionerConfig;
-  runtime?: Runtime;
-  hub?: PartnerHubClient;
-  events?: PartnerEventSender;
-  mailer?: Mailer;
-}): ProvisionerService {
+export function createProvisioner(
+  deps: ServiceDeps<ProvisionerDatabase, ProvisionerConfig> & {
+    nc: NatsConnection;
+    runtime?: Runtime;
+    hub?: PartnerHubClient;
+    events?: PartnerEventSender;
+    mailer?: Mailer;
+  },
+): ProvisionerService {
   const { db, bus, nc, log, config } = deps;
   let edge: Server | undefined;
   let edgePort = config.EDGE_PORT;

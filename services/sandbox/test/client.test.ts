@@ -2,14 +2,9 @@ import { createHash } from 'node:crypto';
 import { freePort } from '@switchboard/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mediaFixtures } from '../src/domain/fixtures/media.ts';
-import {
-  createNetworkClient,
-  type NetworkClient,
-  NetworkError,
-  type NetworkRetryEvent,
-} from '../src/domain/wire.ts';
+import { createNetworkClient, type NetworkClient, type NetworkRetryEvent } from '../src/domain/wire.ts';
 import type { SandboxHandle } from '../src/index.ts';
-import { call, clientFor, customerSays, newCustomer, startFastSandbox } from './helpers.ts';
+import { call, clientFor, customerSays, networkFailureOf, newCustomer, startFastSandbox } from './helpers.ts';
 
 let sb: SandboxHandle;
 let client: NetworkClient;
@@ -36,15 +31,6 @@ async function inject(
     ...(retryAfterSeconds === undefined ? {} : { retry_after_seconds: retryAfterSeconds }),
   });
   expect(res.status).toBe(200);
-}
-
-async function rejection(p: Promise<unknown>): Promise<NetworkError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!(err instanceof NetworkError)) throw new Error(`expected a NetworkError, got ${String(err)}`);
-  return err;
 }
 
 describe('retries', () => {
@@ -87,7 +73,7 @@ describe('retries', () => {
   it('gives up after its retries with the last error', async () => {
     retries.length = 0;
     await inject(500, 10);
-    const err = await rejection(client.listTemplates());
+    const err = await networkFailureOf(client.listTemplates());
     expect(err).toMatchObject({ kind: 'api', status: 500, code: 131000, attempt: 4, retryable: true });
     expect(retries).toHaveLength(3);
     await call(sb, 'DELETE', '/sandbox/faults');
@@ -95,7 +81,7 @@ describe('retries', () => {
 
   it('does not retry a 400', async () => {
     retries.length = 0;
-    const err = await rejection(
+    const err = await networkFailureOf(
       client.sendMessage({ to: newCustomer(), type: 'text', text: { body: 'nobody wrote to us' } }),
     );
     expect(err).toMatchObject({ status: 400, code: 131047, attempt: 1, retryable: false });
@@ -112,7 +98,7 @@ describe('retries', () => {
       minRetryDelayMs: 10,
       onRetry: (e) => events.push(e),
     });
-    const err = await rejection(dead.listTemplates());
+    const err = await networkFailureOf(dead.listTemplates());
     expect(err).toMatchObject({ kind: 'connection', attempt: 3, retryable: true });
     expect(events).toHaveLength(2);
     await dead.close();
@@ -141,14 +127,16 @@ describe('media', () => {
     expect(anonymous.status).toBe(401);
 
     expect(await client.deleteMedia(uploaded.id)).toEqual({ success: true });
-    const gone = await rejection(client.getMediaUrl(uploaded.id));
+    const gone = await networkFailureOf(client.getMediaUrl(uploaded.id));
     expect(gone).toMatchObject({ status: 400, code: 100 });
-    const stale = await rejection(client.downloadMedia(info.url));
+    const stale = await networkFailureOf(client.downloadMedia(info.url));
     expect(stale.status).toBe(404);
   });
 
   it('refuses media types the network does not carry', async () => {
-    const err = await rejection(client.uploadMedia({ data: Buffer.from('GIF89a'), mimeType: 'image/gif' }));
+    const err = await networkFailureOf(
+      client.uploadMedia({ data: Buffer.from('GIF89a'), mimeType: 'image/gif' }),
+    );
     expect(err.kind).toBe('invalid_request');
 
     const form = new FormData();

@@ -11,6 +11,7 @@ import {
   MessagesWebhookBodySchema,
   type NetworkClient,
   type NetworkClientOptions,
+  NetworkError,
 } from '../src/domain/wire.ts';
 import { type SandboxHandle, sandboxSettings, startSandbox } from '../src/index.ts';
 
@@ -232,4 +233,14 @@ let waIdCounter = 0;
 export function newCustomer(): string {
   waIdCounter += 1;
   return `49151${String(Date.now() % 1_000_000).padStart(6, '0')}${String(waIdCounter).padStart(3, '0')}`;
+}
+
+/** The NetworkError a call rejects with; throws when it resolves or rejects with anything else. */
+export async function networkFailureOf(p: Promise<unknown>): Promise<NetworkError> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!(err instanceof NetworkError)) throw new Error(`expected a NetworkError, got ${String(err)}`);
+  return err;
 }

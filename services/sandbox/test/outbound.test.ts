@@ -5,7 +5,6 @@ import { mediaFixtures } from '../src/domain/fixtures/media.ts';
 import {
   isNetworkError,
   type MessageStatus,
-  NetworkError,
   NetworkErrorCode,
   OUTBOUND_MESSAGE_TYPES,
   type OutboundMessageInput,
@@ -16,6 +15,7 @@ import {
   customerSays,
   expectedSignature,
   type FileServer,
+  networkFailureOf,
   newCustomer,
   sandboxRig,
   seedOf,
@@ -43,15 +43,6 @@ async function statusesOf(wamid: string, until: (s: MessageStatus[]) => boolean)
 }
 
 const reached = (status: string) => (s: MessageStatus[]) => s.some((x) => x.status === status);
-
-async function failure(p: Promise<unknown>): Promise<NetworkError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!(err instanceof NetworkError)) throw new Error(`expected a NetworkError, got ${String(err)}`);
-  return err;
-}
 
 describe('sending every outbound type', () => {
   it('accepts one message of each type and plays out sent, delivered and read', async () => {
@@ -169,7 +160,7 @@ describe('the customer service window', () => {
     const waId = newCustomer();
     await customerSays(rig.sb, waId, { type: 'text', timestamp: Math.floor(Date.now() / 1000) - 25 * 3600 });
     const before = retries;
-    const err = await failure(
+    const err = await networkFailureOf(
       rig.client.sendMessage({ to: waId, type: 'text', text: { body: 'still there?' } }),
     );
     expect(err).toMatchObject({
@@ -220,7 +211,7 @@ describe('the customer service window', () => {
 
     const organic = newCustomer();
     await customerSays(rig.sb, organic, { type: 'text', timestamp: twoDaysAgo });
-    const err = await failure(
+    const err = await networkFailureOf(
       rig.client.sendMessage({ to: organic, type: 'text', text: { body: 'hello?' } }),
     );
     expect(err.code).toBe(131047);
@@ -233,7 +224,7 @@ describe('the customer service window', () => {
     const moved = await call(rig.sb, 'PUT', '/sandbox/clock', { offset_seconds: 24 * 3600 + 60 });
     expect(moved.status).toBe(200);
     try {
-      const err = await failure(
+      const err = await networkFailureOf(
         rig.client.sendMessage({ to: waId, type: 'text', text: { body: 'too late' } }),
       );
       expect(err.code).toBe(131047);
@@ -257,7 +248,7 @@ describe('templates', () => {
   it('answers 132001 for an unknown, unapproved or wrong-language template and 132000 for a wrong parameter count', async () => {
     const waId = newCustomer();
     const send = (template: Extract<OutboundMessageInput, { type: 'template' }>['template']) =>
-      failure(rig.client.sendMessage({ to: waId, type: 'template', template }));
+      networkFailureOf(rig.client.sendMessage({ to: waId, type: 'template', template }));
 
     expect((await send({ name: 'no_such_template', language: { code: 'en' } })).code).toBe(132001);
     expect((await send({ name: 'order_update', language: { code: 'fr' } })).code).toBe(132001);
@@ -342,13 +333,13 @@ describe('bad requests', () => {
       expect(res.json).toMatchObject({ error: { code: 0, type: 'OAuthException' } });
     }
     const other = clientFor(rig.sb, { apiKey: 'wrong-key' });
-    const err = await failure(other.listTemplates());
+    const err = await networkFailureOf(other.listTemplates());
     expect(err).toMatchObject({ status: 401, code: 0, attempt: 1 });
     await other.close();
   });
 
   it('refuses to send what breaks the schema, before the network sees it', async () => {
-    const err = await failure(
+    const err = await networkFailureOf(
       rig.client.sendMessage({
         to: newCustomer(),
         type: 'location',
@@ -401,7 +392,9 @@ describe('delivery outcomes', () => {
     const waId = newCustomer();
     await customerSays(rig.sb, waId, { type: 'text' });
     await rig.client.blockUsers([waId]);
-    const err = await failure(rig.client.sendMessage({ to: waId, type: 'text', text: { body: 'hello' } }));
+    const err = await networkFailureOf(
+      rig.client.sendMessage({ to: waId, type: 'text', text: { body: 'hello' } }),
+    );
     expect(err.code).toBe(130403);
     const unblocked = await rig.client.unblockUsers([waId]);
     expect(unblocked.block_users.removed_users).toEqual([{ input: waId, wa_id: waId }]);
@@ -476,7 +469,7 @@ describe('numbers with their own behaviour', () => {
     const waId = newCustomer();
     await customerSays(rig.sb, waId, { type: 'text' });
     // The customer wrote to the seed number, not to this one: no window here.
-    const err = await failure(own.sendMessage({ to: waId, type: 'text', text: { body: 'hi' } }));
+    const err = await networkFailureOf(own.sendMessage({ to: waId, type: 'text', text: { body: 'hi' } }));
     expect(isNetworkError(err, 131047)).toBe(true);
     await own.close();
   });

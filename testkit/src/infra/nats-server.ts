@@ -2,7 +2,14 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import { freePort } from './ports.ts';
-import { collectLines, type ExitStatus, exitStatus, StartupError, spawnFailure } from './process.ts';
+import {
+  collectLines,
+  type ExitStatus,
+  exitStatus,
+  StartupError,
+  spawnFailure,
+  stopChild,
+} from './process.ts';
 import { forgetChild, REAPER_STAGE, watchChild } from './reaper.ts';
 
 export interface NatsServerHandle {
@@ -128,12 +135,6 @@ export async function startNatsServer(opts: {
     process: child,
     pid: child.pid,
     exited,
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-      await exited;
-      clearTimeout(timer);
-    },
+    stop: () => stopChild(child, exited, 5_000),
   };
 }

@@ -32,6 +32,23 @@ export function exitStatus(child: ChildProcess): Promise<ExitStatus> {
   });
 }
 
+/**
+ * Sends `signal` to a running child, then SIGKILL if it has not exited `graceMs` later; resolves
+ * once `exited` does (at once when the child is gone already).
+ */
+export async function stopChild(
+  child: ChildProcess,
+  exited: Promise<unknown>,
+  graceMs: number,
+  signal: NodeJS.Signals = 'SIGTERM',
+): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill(signal);
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await exited;
+  clearTimeout(timer);
+}
+
 const REASONS: Record<string, string> = {
   EACCES: 'permission denied',
   EPERM: 'operation not permitted',

@@ -2,6 +2,7 @@ import { hash } from 'node:crypto';
 import {
   type ChatImportContact,
   type ImportedLine,
+  MESSAGE_TYPE_OF_IMPORT_KIND,
   type MessageMedia,
   ServiceError,
   WaIdSchema,
@@ -188,17 +189,6 @@ export function importedMessageId(waId: string, line: ImportedLine): string {
   return `${time.slice(0, 8)}-${time.slice(8, 12)}-8${digest.slice(13, 16)}-${variant}${digest.slice(17, 20)}-${digest.slice(20, 32)}`;
 }
 
-const TYPE_OF_KIND = {
-  image: 'image',
-  video: 'video',
-  gif: 'video',
-  audio: 'audio',
-  sticker: 'sticker',
-  document: 'document',
-  contact: 'document',
-  unknown: 'unsupported',
-} as const;
-
 /**
  * The message as the network shapes it: customer messages like a received webhook message
  * (`from`, `id`, `timestamp`), the business's like a send request (`to`); media types carry the
@@ -223,7 +213,7 @@ export function importedPayload(
       payload: { ...envelope, type: 'text', text: { body: line.text }, ...edited, imported: true },
     };
   }
-  const type = TYPE_OF_KIND[line.media.kind];
+  const type = MESSAGE_TYPE_OF_IMPORT_KIND[line.media.kind];
   const content: Record<string, unknown> = {};
   const stored = line.media.stored ?? null;
   // The inbox's own file, by id and by link (either sends it again; chats reads both).

@@ -11,6 +11,9 @@ declare module 'fastify' {
 
 const TOKEN_HEADER = /^Token\s+([A-Za-z0-9_-]{20,128})\s*$/;
 
+/** The OpenAPI `security` of a route the guards keep to signed-in users (the `token` scheme of app.ts). */
+export const security = [{ token: [] }];
+
 /** An onRequest hook: it runs before the body is read, so a 401 or 403 comes before a 400 about the body. */
 export type GuardHook = (req: FastifyRequest, reply: FastifyReply) => Promise<void>;
 

@@ -5,6 +5,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Guards } from '../http/guards.ts';
+import { security } from '../http/guards.ts';
 import { callService } from './bus-call.ts';
 
 export type AuditLogRouteOptions = { bus: Bus; guards: Guards; publicUrl: string };
@@ -22,7 +23,7 @@ export const auditLogRoutes: FastifyPluginAsync<AuditLogRouteOptions> = async (p
         description:
           'Chats assigned, resolved and reopened, users and groups changed…, newest first. ' +
           'Filter by `target_type`, `target_id`, `action`. `at` is in POSIX seconds.',
-        security: [{ token: [] }],
+        security,
         querystring: Pagination.extend({
           target_type: AuditEntrySchema.shape.target_type.optional(),
           target_id: z.string().optional(),

@@ -7,7 +7,7 @@ import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import { verifyPassword } from '../adapters/password-hash.ts';
 import { IdParam } from '../domain/schemas.ts';
-import { type Guards, principalOf } from '../http/guards.ts';
+import { type Guards, principalOf, security } from '../http/guards.ts';
 import type { GatewayDatabase } from '../store/db.ts';
 import type { FailureLimiter } from '../store/rate-limit.ts';
 import { findCredentials } from '../store/users.ts';
@@ -109,7 +109,7 @@ export const authRoutes: FastifyPluginAsync<AuthRouteDeps> = async (root, deps) 
         tags: ['auth'],
         summary: 'Log out',
         description: 'Deletes the caller’s Auth Token; the next Get Auth Token creates a new one.',
-        security: [{ token: [] }],
+        security,
         response: { 204: z.null() },
       },
     },
@@ -187,7 +187,7 @@ export const authRoutes: FastifyPluginAsync<AuthRouteDeps> = async (root, deps) 
         tags: ['users'],
         summary: 'retrieveRefreshToken',
         description: 'Issues a new refresh token for that user (admins and the configurator).',
-        security: [{ token: [] }],
+        security,
         params: IdParam,
         response: { 200: z.object({ refresh_token: z.string() }) },
       },

@@ -12,15 +12,9 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { MediaSinkFor } from '../adapters/media-sink.ts';
 import { GroupOut, UserOut } from '../domain/schemas.ts';
-import { principalOf } from '../http/guards.ts';
+import { principalOf, security } from '../http/guards.ts';
 import { IMPORT_WARNING_CODES, importExport } from '../use-cases/chat-import.ts';
-import {
-  createExpanders,
-  MessageOut,
-  type MessagingRouteOptions,
-  security,
-  tags,
-} from './messaging-views.ts';
+import { createExpanders, MessageOut, type MessagingRouteOptions, tags } from './messaging-views.ts';
 
 export interface ChatImportRouteOptions extends MessagingRouteOptions {
   /** Stores the imported files, each recorded as the importing user's. */

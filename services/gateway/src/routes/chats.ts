@@ -4,14 +4,13 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { Id, IdText } from '../domain/schemas.ts';
-import { principalOf } from '../http/guards.ts';
+import { principalOf, security } from '../http/guards.ts';
 import { callService } from './bus-call.ts';
 import {
   Bool,
   ChatOut,
   createExpanders,
   type MessagingRouteOptions,
-  security,
   tags,
   WaIdParam,
 } from './messaging-views.ts';

@@ -12,9 +12,9 @@ import {
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { principalOf } from '../http/guards.ts';
+import { principalOf, security } from '../http/guards.ts';
 import { callService } from './bus-call.ts';
-import { type ServiceRouteOptions, security, WaIdParam } from './messaging-views.ts';
+import { type ServiceRouteOptions, WaIdParam } from './messaging-views.ts';
 
 const tags = ['contacts'];
 const failedProviders = z

@@ -3,11 +3,10 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { GroupIn, GroupOut, IdParam } from '../domain/schemas.ts';
-import { type Guards, principalOf } from '../http/guards.ts';
+import { type Guards, principalOf, security } from '../http/guards.ts';
 import type { Groups } from '../use-cases/groups.ts';
 
 const tags = ['groups'];
-const security = [{ token: [] }];
 
 export type GroupRouteOptions = { groups: Groups; guards: Guards; publicUrl: string };
 

@@ -8,11 +8,10 @@ import type { Bus } from '@switchboard/proto/bus';
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { type Guards, principalOf } from '../http/guards.ts';
+import { type Guards, principalOf, security } from '../http/guards.ts';
 import { callService } from './bus-call.ts';
 
 const tags = ['network webhook'];
-const security = [{ token: [] }];
 const DeadLetterId = z.object({ id: z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER) });
 const Bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 

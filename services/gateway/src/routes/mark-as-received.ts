@@ -2,9 +2,9 @@ import { markAsReceived, WaIdSchema } from '@switchboard/proto';
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { principalOf } from '../http/guards.ts';
+import { principalOf, security } from '../http/guards.ts';
 import { callService } from './bus-call.ts';
-import { type ServiceRouteOptions, security, tags } from './messaging-views.ts';
+import { type ServiceRouteOptions, tags } from './messaging-views.ts';
 
 /** `mark_as_received/`: the read mark of a user in a chat. Registered with `prefix: '/api/v1'`. */
 export const markAsReceivedRoutes: FastifyPluginAsync<ServiceRouteOptions> = async (plugin, deps) => {

@@ -12,7 +12,7 @@ import { MEDIA_UPLOADER_HEADER, MediaFileSchema, ServiceError } from '@switchboa
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { type Guards, principalOf } from '../http/guards.ts';
+import { type Guards, principalOf, security } from '../http/guards.ts';
 
 export interface MediaRouteOptions {
   guards: Guards;
@@ -114,7 +114,7 @@ export const mediaRoutes: FastifyPluginAsync<MediaRouteOptions> = async (plugin,
       validatorCompiler: () => (value) => ({ value }),
       schema: {
         tags,
-        security: [{ token: [] }],
+        security,
         summary: 'Upload a media file',
         description:
           'multipart/form-data with the file in the part `file_encoded` (the part’s Content-Type names its type), ' +

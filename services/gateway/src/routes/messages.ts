@@ -9,14 +9,13 @@ import {
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { principalOf } from '../http/guards.ts';
+import { principalOf, security } from '../http/guards.ts';
 import { callService } from './bus-call.ts';
 import {
   createExpanders,
   MessageIdParam,
   MessageOut,
   type MessagingRouteOptions,
-  security,
   tags,
 } from './messaging-views.ts';
 

@@ -78,7 +78,6 @@ export const ChatOut = z
 export type ChatOut = z.infer<typeof ChatOut>;
 
 export const tags = ['messaging'];
-export const security = [{ token: [] }];
 export const WaIdParam = z.object({ wa_id: WaIdSchema });
 /**
  * Our id (a UUID) or the network's wamid (`wamid.…`). Something UUID-like that is not a UUID is

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { isExpired, PushPlatformSchema, parseWebPushToken } from '../domain/push-tokens.ts';
 import { IdText } from '../domain/schemas.ts';
 import type { Guards } from '../http/guards.ts';
-import { principalOf } from '../http/guards.ts';
+import { principalOf, security } from '../http/guards.ts';
 import type { GatewayDatabase } from '../store/db.ts';
 import {
   deleteOwnPushToken,
@@ -18,7 +18,6 @@ import {
 } from '../store/push-tokens.ts';
 
 const tags = ['push tokens'];
-const security = [{ token: [] }];
 const IdParam = z.object({ id: IdText });
 
 const webPushExample = JSON.stringify({

@@ -4,9 +4,9 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { IdText } from '../domain/schemas.ts';
-import { type GuardHook, type Guards, principalOf } from '../http/guards.ts';
+import { type GuardHook, type Guards, principalOf, security } from '../http/guards.ts';
 import { callService } from './bus-call.ts';
-import { type ServiceRouteOptions, security } from './messaging-views.ts';
+import type { ServiceRouteOptions } from './messaging-views.ts';
 
 /** A contract asked with the caller's principal and `Fields` (the service checks the principal again). */
 type AsCaller<Fields, Answer = unknown> = RpcContract<

@@ -10,9 +10,9 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { IdText } from '../domain/schemas.ts';
-import { principalOf } from '../http/guards.ts';
+import { principalOf, security } from '../http/guards.ts';
 import { callService } from './bus-call.ts';
-import { type ServiceRouteOptions, security } from './messaging-views.ts';
+import type { ServiceRouteOptions } from './messaging-views.ts';
 
 const tags = ['tags'];
 const Seconds = z.coerce.number().int().min(0).max(253_402_300_799);

@@ -3,8 +3,9 @@ import { listTemplates } from '@switchboard/proto';
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { security } from '../http/guards.ts';
 import { callService } from './bus-call.ts';
-import { Bool, type ServiceRouteOptions, security, tags } from './messaging-views.ts';
+import { Bool, type ServiceRouteOptions, tags } from './messaging-views.ts';
 
 /** `templates/`: the message templates of the number. Registered with `prefix: '/api/v1'`. */
 export const templateRoutes: FastifyPluginAsync<ServiceRouteOptions> = async (plugin, deps) => {

@@ -4,7 +4,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { IdParam, UserCreate, UserOut, UserUpdate } from '../domain/schemas.ts';
-import { type Guards, principalOf } from '../http/guards.ts';
+import { type Guards, principalOf, security } from '../http/guards.ts';
 import type { Users } from '../use-cases/users.ts';
 
 export interface UserRouteDeps {
@@ -15,7 +15,6 @@ export interface UserRouteDeps {
 }
 
 const tags = ['users'];
-const security = [{ token: [] }];
 
 /** Registered with `prefix: '/api/v1'`. */
 export const userRoutes: FastifyPluginAsync<UserRouteDeps> = async (plugin, deps) => {

@@ -24,10 +24,10 @@ import type {
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { IdText } from '../domain/schemas.ts';
+import { security } from '../http/guards.ts';
 import { callService } from './bus-call.ts';
 
 const tags = ['webhooks'];
-const security = [{ token: [] }];
 /** Inside the plugin, under `/api/v1`. */
 const BASE = '/webhooks/waba/';
 

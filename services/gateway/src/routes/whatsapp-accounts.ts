@@ -2,8 +2,9 @@ import { Pagination, page, pageOf } from '@switchboard/kit';
 import { listWhatsappAccounts, WhatsappAccountSchema } from '@switchboard/proto';
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { security } from '../http/guards.ts';
 import { callService } from './bus-call.ts';
-import { type ServiceRouteOptions, security, tags } from './messaging-views.ts';
+import { type ServiceRouteOptions, tags } from './messaging-views.ts';
 
 /** `whatsapp_accounts/`: the connected business number. Registered with `prefix: '/api/v1'`. */
 export const whatsappAccountRoutes: FastifyPluginAsync<ServiceRouteOptions> = async (plugin, deps) => {

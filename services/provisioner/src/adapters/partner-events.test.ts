@@ -1,5 +1,5 @@
 import { generateSecret } from '@switchboard/kit';
-import { type Receiver, startReceiver } from '@switchboard/testkit/tools';
+import { type Receiver, standardWebhookHeaders, startReceiver } from '@switchboard/testkit/tools';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPartnerEventSender } from './partner-events.ts';
@@ -30,11 +30,7 @@ describe('partner events', () => {
     const got = receiver.requests.at(-1);
     expect(got?.headers['x-partner']).toBe('given');
     expect(got?.headers['webhook-id']).toBe('msg_token_in-000000000001');
-    const verified = new Webhook(secret).verify(got?.body ?? '', {
-      'webhook-id': String(got?.headers['webhook-id']),
-      'webhook-timestamp': String(got?.headers['webhook-timestamp']),
-      'webhook-signature': String(got?.headers['webhook-signature']),
-    });
+    const verified = new Webhook(secret).verify(got?.body ?? '', standardWebhookHeaders(got));
     expect(verified).toEqual({ token: 'abc' });
   });
 

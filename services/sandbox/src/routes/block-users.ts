@@ -11,8 +11,7 @@ import {
 } from '../domain/wire.ts';
 import type { BusinessNumber } from '../store/model.ts';
 import { numberNowSeconds, type SandboxState } from '../store/store.ts';
-import { networkAuth, numberOf } from './network-auth.ts';
-import { networkErrorResponses, networkSecurity } from './schemas.ts';
+import { networkRoute, numberOf } from './network-auth.ts';
 
 const BlockedListSchema = z.object({
   data: z.array(z.object({ messaging_product: z.literal('whatsapp'), wa_id: z.string() })),
@@ -37,24 +36,18 @@ function blockOne(number: BusinessNumber, input: string, nowSeconds: number): Bl
 }
 
 export function registerBlockUserRoutes(app: HttpServer, deps: { state: SandboxState }): void {
-  const auth = networkAuth(deps.state);
-
   app.post(
     '/block_users',
-    {
-      preValidation: auth,
-      schema: {
-        tags: ['block users'],
-        summary: 'Block customers',
-        description:
-          'Blocked customers cannot reach the business (their messages are dropped) and sends to them fail with 130403. ' +
-          'Only customers who wrote in the last 24 hours can be blocked; others come back in `failed_users`, ' +
-          'with HTTP 400 and error 139100.',
-        security: networkSecurity,
-        body: BlockUsersRequestSchema,
-        response: { 200: BlockUsersResponseSchema, ...networkErrorResponses },
-      },
-    },
+    networkRoute(deps.state, {
+      tags: ['block users'],
+      summary: 'Block customers',
+      description:
+        'Blocked customers cannot reach the business (their messages are dropped) and sends to them fail with 130403. ' +
+        'Only customers who wrote in the last 24 hours can be blocked; others come back in `failed_users`, ' +
+        'with HTTP 400 and error 139100.',
+      body: BlockUsersRequestSchema,
+      response: { 200: BlockUsersResponseSchema },
+    }),
     async (req) => {
       const number = numberOf(req);
       const now = numberNowSeconds(deps.state, number);
@@ -73,16 +66,12 @@ export function registerBlockUserRoutes(app: HttpServer, deps: { state: SandboxS
 
   app.delete(
     '/block_users',
-    {
-      preValidation: auth,
-      schema: {
-        tags: ['block users'],
-        summary: 'Unblock customers',
-        security: networkSecurity,
-        body: BlockUsersRequestSchema,
-        response: { 200: BlockUsersResponseSchema, ...networkErrorResponses },
-      },
-    },
+    networkRoute(deps.state, {
+      tags: ['block users'],
+      summary: 'Unblock customers',
+      body: BlockUsersRequestSchema,
+      response: { 200: BlockUsersResponseSchema },
+    }),
     async (req) => {
       const number = numberOf(req);
       const removed = req.body.block_users.map((u) => {
@@ -96,15 +85,11 @@ export function registerBlockUserRoutes(app: HttpServer, deps: { state: SandboxS
 
   app.get(
     '/block_users',
-    {
-      preValidation: auth,
-      schema: {
-        tags: ['block users'],
-        summary: 'List blocked customers',
-        security: networkSecurity,
-        response: { 200: BlockedListSchema, ...networkErrorResponses },
-      },
-    },
+    networkRoute(deps.state, {
+      tags: ['block users'],
+      summary: 'List blocked customers',
+      response: { 200: BlockedListSchema },
+    }),
     async (req) => ({
       data: [...numberOf(req).blockedUsers].map((waId) => ({
         messaging_product: 'whatsapp' as const,

@@ -2,8 +2,7 @@ import type { HttpServer } from '@switchboard/kit';
 import { ContactCheckRequestSchema, ContactCheckResponseSchema, normalizeRecipient } from '../domain/wire.ts';
 import type { BusinessNumber } from '../store/model.ts';
 import type { SandboxState } from '../store/store.ts';
-import { networkAuth, numberOf } from './network-auth.ts';
-import { networkErrorResponses, networkSecurity } from './schemas.ts';
+import { networkRoute, numberOf } from './network-auth.ts';
 
 /**
  * A number has an account here when the sandbox knows it as a customer of this business
@@ -27,19 +26,15 @@ function statusOf(
 export function registerContactRoutes(app: HttpServer, deps: { state: SandboxState }): void {
   app.post(
     '/v1/contacts',
-    {
-      preValidation: networkAuth(deps.state),
-      schema: {
-        tags: ['contacts'],
-        summary: 'Check whether numbers have a WhatsApp account',
-        description:
-          'On-Premises API style contact check (`blocking: "wait"`). A number is `valid` when the sandbox knows it as ' +
-          'a customer that can receive messages, `invalid` otherwise. The provider’s Cloud API has no such call.',
-        security: networkSecurity,
-        body: ContactCheckRequestSchema,
-        response: { 200: ContactCheckResponseSchema, ...networkErrorResponses },
-      },
-    },
+    networkRoute(deps.state, {
+      tags: ['contacts'],
+      summary: 'Check whether numbers have a WhatsApp account',
+      description:
+        'On-Premises API style contact check (`blocking: "wait"`). A number is `valid` when the sandbox knows it as ' +
+        'a customer that can receive messages, `invalid` otherwise. The provider’s Cloud API has no such call.',
+      body: ContactCheckRequestSchema,
+      response: { 200: ContactCheckResponseSchema },
+    }),
     async (req) => {
       const number = numberOf(req);
       return { contacts: req.body.contacts.map((c) => statusOf(number, c)) };

@@ -14,8 +14,8 @@ import {
 } from '../domain/wire.ts';
 import { putMedia } from '../store/media-store.ts';
 import { numberNowMs, numberNowSeconds, type SandboxState } from '../store/store.ts';
-import { networkAuth, numberOf } from './network-auth.ts';
-import { networkErrorResponses, networkSecurity } from './schemas.ts';
+import { networkAuth, networkRoute, numberOf } from './network-auth.ts';
+import { networkSecurity } from './schemas.ts';
 
 const MediaIdParams = z.object({ media_id: z.string().regex(/^\d{1,30}$/) });
 const UploadFields = z.object({ messaging_product: MessagingProductSchema, type: z.string().optional() });
@@ -54,24 +54,19 @@ async function readParts(parts: AsyncIterableIterator<Multipart>): Promise<Uploa
 }
 
 export function registerMediaRoutes(app: HttpServer, deps: MediaRouteDeps): void {
-  const auth = networkAuth(deps.state);
   const downloadAuth = networkAuth(deps.state, 'media_download');
 
   app.post(
     '/media',
-    {
-      preValidation: auth,
-      schema: {
-        tags: ['media'],
-        summary: 'Upload media',
-        description:
-          'multipart/form-data with `messaging_product=whatsapp`, the `file` part and optionally `type` (its MIME ' +
-          'type). Answers the media id to send by `id`. Unsupported types and oversize files fail with 131053.',
-        security: networkSecurity,
-        consumes: ['multipart/form-data'],
-        response: { 200: MediaUploadResponseSchema, ...networkErrorResponses },
-      },
-    },
+    networkRoute(deps.state, {
+      tags: ['media'],
+      summary: 'Upload media',
+      description:
+        'multipart/form-data with `messaging_product=whatsapp`, the `file` part and optionally `type` (its MIME ' +
+        'type). Answers the media id to send by `id`. Unsupported types and oversize files fail with 131053.',
+      consumes: ['multipart/form-data'],
+      response: { 200: MediaUploadResponseSchema },
+    }),
     async (req) => {
       const number = numberOf(req);
       if (!req.isMultipart()) throw failures.invalidParameter('Upload media as multipart/form-data.');
@@ -113,19 +108,15 @@ export function registerMediaRoutes(app: HttpServer, deps: MediaRouteDeps): void
 
   app.get(
     '/:media_id(^\\d{1,30}$)',
-    {
-      preValidation: auth,
-      schema: {
-        tags: ['media'],
-        summary: 'Retrieve a media URL',
-        description:
-          'Metadata and a short-lived `url`. Download it with the same `D360-API-KEY`; against the real provider, ' +
-          'request the URL’s path and query from the provider’s own host.',
-        security: networkSecurity,
-        params: MediaIdParams,
-        response: { 200: MediaInfoSchema, ...networkErrorResponses },
-      },
-    },
+    networkRoute(deps.state, {
+      tags: ['media'],
+      summary: 'Retrieve a media URL',
+      description:
+        'Metadata and a short-lived `url`. Download it with the same `D360-API-KEY`; against the real provider, ' +
+        'request the URL’s path and query from the provider’s own host.',
+      params: MediaIdParams,
+      response: { 200: MediaInfoSchema },
+    }),
     async (req) => {
       const number = numberOf(req);
       const media = number.media.get(req.params.media_id);
@@ -176,16 +167,12 @@ export function registerMediaRoutes(app: HttpServer, deps: MediaRouteDeps): void
 
   app.delete(
     '/:media_id(^\\d{1,30}$)',
-    {
-      preValidation: auth,
-      schema: {
-        tags: ['media'],
-        summary: 'Delete media',
-        security: networkSecurity,
-        params: MediaIdParams,
-        response: { 200: MediaDeleteResponseSchema, ...networkErrorResponses },
-      },
-    },
+    networkRoute(deps.state, {
+      tags: ['media'],
+      summary: 'Delete media',
+      params: MediaIdParams,
+      response: { 200: MediaDeleteResponseSchema },
+    }),
     async (req) => {
       const number = numberOf(req);
       if (!number.media.delete(req.params.media_id)) throw failures.notFound(req.params.media_id);

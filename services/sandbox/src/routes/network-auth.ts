@@ -4,6 +4,7 @@ import { type FaultScope, faultFailure, takeFault } from '../domain/faults.ts';
 import { API_KEY_HEADER, NetworkErrorCode } from '../domain/wire.ts';
 import type { BusinessNumber } from '../store/model.ts';
 import type { SandboxState } from '../store/store.ts';
+import { networkErrorResponses, networkSecurity } from './schemas.ts';
 
 const resolved = new WeakMap<FastifyRequest, BusinessNumber>();
 
@@ -59,4 +60,22 @@ export function controlNumber(
     NetworkErrorCode.requiredParameterMissing,
     'Name the number with D360-API-KEY or ?phone_number_id=; this sandbox has no seed number.',
   );
+}
+
+/**
+ * The options of a Cloud API route: `networkAuth` runs first, and the schema documents the
+ * `D360-API-KEY` and the error answers every such call can give, besides its own.
+ */
+export function networkRoute<S extends { response: Record<number, unknown> }>(
+  state: SandboxState,
+  schema: S,
+) {
+  return {
+    preValidation: networkAuth(state),
+    schema: {
+      ...schema,
+      security: networkSecurity,
+      response: { ...schema.response, ...networkErrorResponses },
+    },
+  };
 }

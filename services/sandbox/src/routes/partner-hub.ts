@@ -11,8 +11,7 @@ import {
   PARTNER_HUB_KEY_HEADER,
 } from '../domain/wire.ts';
 import type { SandboxState } from '../store/store.ts';
-import { networkAuth, numberOf } from './network-auth.ts';
-import { networkErrorResponses, networkSecurity } from './schemas.ts';
+import { networkRoute, numberOf } from './network-auth.ts';
 
 const ChannelParams = z.object({
   partner_id: z.string().min(1).max(100),
@@ -61,19 +60,15 @@ export function registerPartnerHubRoutes(app: HttpServer, deps: { state: Sandbox
 
   app.get(
     '/health_status',
-    {
-      preValidation: networkAuth(deps.state),
-      schema: {
-        tags: ['health'],
-        summary: 'Health status of the key’s number',
-        description:
-          'The messaging health of the number the key belongs to, with its `PHONE_NUMBER` and `WABA` entities; ' +
-          '`fields=display_phone_number` adds the number.',
-        security: networkSecurity,
-        querystring: z.object({ fields: z.string().max(200).optional() }),
-        response: { 200: HealthStatusSchema, ...networkErrorResponses },
-      },
-    },
+    networkRoute(deps.state, {
+      tags: ['health'],
+      summary: 'Health status of the key’s number',
+      description:
+        'The messaging health of the number the key belongs to, with its `PHONE_NUMBER` and `WABA` entities; ' +
+        '`fields=display_phone_number` adds the number.',
+      querystring: z.object({ fields: z.string().max(200).optional() }),
+      response: { 200: HealthStatusSchema },
+    }),
     async (req) => {
       const number = numberOf(req);
       const wantsNumber = (req.query.fields ?? '').split(',').includes('display_phone_number');

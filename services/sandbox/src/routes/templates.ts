@@ -1,25 +1,20 @@
 import type { HttpServer } from '@switchboard/kit';
 import { TemplateListQuerySchema, TemplateListSchema } from '../domain/wire.ts';
 import type { SandboxState } from '../store/store.ts';
-import { networkAuth, numberOf } from './network-auth.ts';
-import { networkErrorResponses, networkSecurity } from './schemas.ts';
+import { networkRoute, numberOf } from './network-auth.ts';
 
 export function registerTemplateRoutes(app: HttpServer, deps: { state: SandboxState }): void {
   app.get(
     '/v1/configs/templates',
-    {
-      preValidation: networkAuth(deps.state),
-      schema: {
-        tags: ['templates'],
-        summary: 'List templates',
-        description:
-          'The WhatsApp Business Account’s templates with status, category and components (`{{1}}` placeholders). ' +
-          'Template sends are checked against this list.',
-        security: networkSecurity,
-        querystring: TemplateListQuerySchema,
-        response: { 200: TemplateListSchema, ...networkErrorResponses },
-      },
-    },
+    networkRoute(deps.state, {
+      tags: ['templates'],
+      summary: 'List templates',
+      description:
+        'The WhatsApp Business Account’s templates with status, category and components (`{{1}}` placeholders). ' +
+        'Template sends are checked against this list.',
+      querystring: TemplateListQuerySchema,
+      response: { 200: TemplateListSchema },
+    }),
     async (req) => {
       const all = numberOf(req).templates;
       const limit = req.query.limit ?? 1000;

@@ -1,27 +1,20 @@
 import type { HttpServer } from '@switchboard/kit';
 import { SetWebhookRequestSchema, WebhookConfigSchema } from '../domain/wire.ts';
 import type { SandboxState } from '../store/store.ts';
-import { networkAuth, numberOf } from './network-auth.ts';
-import { networkErrorResponses, networkSecurity } from './schemas.ts';
+import { networkRoute, numberOf } from './network-auth.ts';
 
 export function registerWebhookConfigRoutes(app: HttpServer, deps: { state: SandboxState }): void {
-  const auth = networkAuth(deps.state);
-
   app.post(
     '/v1/configs/webhook',
-    {
-      preValidation: auth,
-      schema: {
-        tags: ['webhook'],
-        summary: 'Set the webhook URL',
-        description:
-          'The number’s single webhook. Every message and status is POSTed there with `X-Hub-Signature-256`, ' +
-          'retried with backoff until it answers 200.',
-        security: networkSecurity,
-        body: SetWebhookRequestSchema,
-        response: { 200: WebhookConfigSchema, ...networkErrorResponses },
-      },
-    },
+    networkRoute(deps.state, {
+      tags: ['webhook'],
+      summary: 'Set the webhook URL',
+      description:
+        'The number’s single webhook. Every message and status is POSTed there with `X-Hub-Signature-256`, ' +
+        'retried with backoff until it answers 200.',
+      body: SetWebhookRequestSchema,
+      response: { 200: WebhookConfigSchema },
+    }),
     async (req) => {
       const number = numberOf(req);
       number.webhook = { url: req.body.url, headers: req.body.headers ?? {} };
@@ -31,15 +24,11 @@ export function registerWebhookConfigRoutes(app: HttpServer, deps: { state: Sand
 
   app.get(
     '/v1/configs/webhook',
-    {
-      preValidation: auth,
-      schema: {
-        tags: ['webhook'],
-        summary: 'Read the webhook URL',
-        security: networkSecurity,
-        response: { 200: WebhookConfigSchema, ...networkErrorResponses },
-      },
-    },
+    networkRoute(deps.state, {
+      tags: ['webhook'],
+      summary: 'Read the webhook URL',
+      response: { 200: WebhookConfigSchema },
+    }),
     async (req) => {
       const hook = numberOf(req).webhook;
       return hook ? { url: hook.url, headers: hook.headers } : { url: '' };

@@ -1,6 +1,5 @@
 import type { HttpServer } from '@switchboard/kit';
 import type { Fault } from '../../domain/faults.ts';
-import { CloudApiErrorBodySchema } from '../../domain/wire.ts';
 import { numberNowSeconds, type SandboxState } from '../../store/store.ts';
 import { controlNumber } from '../network-auth.ts';
 import {
@@ -11,24 +10,19 @@ import {
   FaultListSchema,
   FaultRequestSchema,
   NumberSelectorQuery,
+  numberControlRoute,
 } from './schemas.ts';
 import { deliveryView } from './views.ts';
-
-const errors = { 400: CloudApiErrorBodySchema, 401: CloudApiErrorBodySchema };
 
 export function registerClockAndFaultRoutes(app: HttpServer, deps: { state: SandboxState }): void {
   const { state } = deps;
 
   app.get(
     '/sandbox/clock',
-    {
-      schema: {
-        tags: ['sandbox control'],
-        summary: 'Read the number’s clock',
-        querystring: NumberSelectorQuery,
-        response: { 200: ClockSchema, ...errors },
-      },
-    },
+    numberControlRoute({
+      summary: 'Read the number’s clock',
+      response: { 200: ClockSchema },
+    }),
     async (req) => {
       const number = controlNumber(state, req, req.query.phone_number_id);
       return {
@@ -40,18 +34,14 @@ export function registerClockAndFaultRoutes(app: HttpServer, deps: { state: Sand
 
   app.put(
     '/sandbox/clock',
-    {
-      schema: {
-        tags: ['sandbox control'],
-        summary: 'Shift the number’s clock',
-        description:
-          'Every time the number uses (windows, status and media timestamps) moves by `offset_seconds`, so a window ' +
-          'can expire without waiting.',
-        querystring: NumberSelectorQuery,
-        body: ClockSetSchema,
-        response: { 200: ClockSchema, ...errors },
-      },
-    },
+    numberControlRoute({
+      summary: 'Shift the number’s clock',
+      description:
+        'Every time the number uses (windows, status and media timestamps) moves by `offset_seconds`, so a window ' +
+        'can expire without waiting.',
+      body: ClockSetSchema,
+      response: { 200: ClockSchema },
+    }),
     async (req) => {
       const number = controlNumber(state, req, req.query.phone_number_id);
       number.clockOffsetMs = req.body.offset_seconds * 1000;
@@ -61,19 +51,15 @@ export function registerClockAndFaultRoutes(app: HttpServer, deps: { state: Sand
 
   app.post(
     '/sandbox/faults',
-    {
-      schema: {
-        tags: ['sandbox control'],
-        summary: 'Fail the next Cloud API calls',
-        description:
-          'The next `count` Cloud API calls of the number answer `status` (429 with code 130429, 500 with 131000, ' +
-          '502/503 with 2), with `Retry-After` when `retry_after_seconds` is given. With `only: media_download`, ' +
-          'only downloads of media URLs fail. Control calls are not affected.',
-        querystring: NumberSelectorQuery,
-        body: FaultRequestSchema,
-        response: { 200: FaultListSchema, ...errors },
-      },
-    },
+    numberControlRoute({
+      summary: 'Fail the next Cloud API calls',
+      description:
+        'The next `count` Cloud API calls of the number answer `status` (429 with code 130429, 500 with 131000, ' +
+        '502/503 with 2), with `Retry-After` when `retry_after_seconds` is given. With `only: media_download`, ' +
+        'only downloads of media URLs fail. Control calls are not affected.',
+      body: FaultRequestSchema,
+      response: { 200: FaultListSchema },
+    }),
     async (req) => {
       const number = controlNumber(state, req, req.query.phone_number_id);
       number.faults.push({
@@ -88,27 +74,19 @@ export function registerClockAndFaultRoutes(app: HttpServer, deps: { state: Sand
 
   app.get(
     '/sandbox/faults',
-    {
-      schema: {
-        tags: ['sandbox control'],
-        summary: 'Pending injected faults',
-        querystring: NumberSelectorQuery,
-        response: { 200: FaultListSchema, ...errors },
-      },
-    },
+    numberControlRoute({
+      summary: 'Pending injected faults',
+      response: { 200: FaultListSchema },
+    }),
     async (req) => faultList(controlNumber(state, req, req.query.phone_number_id).faults),
   );
 
   app.delete(
     '/sandbox/faults',
-    {
-      schema: {
-        tags: ['sandbox control'],
-        summary: 'Clear injected faults',
-        querystring: NumberSelectorQuery,
-        response: { 200: FaultListSchema, ...errors },
-      },
-    },
+    numberControlRoute({
+      summary: 'Clear injected faults',
+      response: { 200: FaultListSchema },
+    }),
     async (req) => {
       const number = controlNumber(state, req, req.query.phone_number_id);
       number.faults.splice(0);
@@ -118,15 +96,12 @@ export function registerClockAndFaultRoutes(app: HttpServer, deps: { state: Sand
 
   app.get(
     '/sandbox/webhook-deliveries',
-    {
-      schema: {
-        tags: ['sandbox control'],
-        summary: 'Webhook deliveries and their attempts',
-        description: 'Newest last. Filter by a wamid the body is about, or by state.',
-        querystring: NumberSelectorQuery.extend(DeliveryQuerySchema.shape),
-        response: { 200: DeliveryListSchema, ...errors },
-      },
-    },
+    numberControlRoute({
+      summary: 'Webhook deliveries and their attempts',
+      description: 'Newest last. Filter by a wamid the body is about, or by state.',
+      querystring: NumberSelectorQuery.extend(DeliveryQuerySchema.shape),
+      response: { 200: DeliveryListSchema },
+    }),
     async (req) => {
       const number = controlNumber(state, req, req.query.phone_number_id);
       const { wamid, state: wanted } = req.query;

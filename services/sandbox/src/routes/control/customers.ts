@@ -1,6 +1,5 @@
 import type { HttpServer } from '@switchboard/kit';
 import { failures } from '../../domain/failure.ts';
-import { CloudApiErrorBodySchema } from '../../domain/wire.ts';
 import { ensureCustomer, numberNowSeconds, type SandboxState } from '../../store/store.ts';
 import type { InboundEngine } from '../../use-cases/inbound.ts';
 import { controlNumber } from '../network-auth.ts';
@@ -9,15 +8,11 @@ import {
   CustomerMessageResponseSchema,
   CustomerPatchSchema,
   CustomerSchema,
-  NumberSelectorQuery,
+  numberControlRoute,
   ReceivedListSchema,
   WaIdParams,
 } from './schemas.ts';
 import { customerView, receivedView } from './views.ts';
-
-const errors = { 400: CloudApiErrorBodySchema, 401: CloudApiErrorBodySchema };
-/** Every route here names a customer of a number (the one of `D360-API-KEY`, `?phone_number_id=` or the seed). */
-const ofCustomer = { tags: ['sandbox control'], params: WaIdParams, querystring: NumberSelectorQuery };
 
 export function registerCustomerRoutes(
   app: HttpServer,
@@ -25,21 +20,19 @@ export function registerCustomerRoutes(
 ): void {
   app.post(
     '/sandbox/customers/:wa_id/messages',
-    {
-      schema: {
-        ...ofCustomer,
-        summary: 'A customer sends a message',
-        description:
-          'Any inbound type (text, image, audio, video, document, sticker, location, contacts, interactive ' +
-          'button_reply/list_reply, button, reaction, order, system, unsupported, unknown) with sample content for ' +
-          'anything left out. Optional `profile_name`, ad `referral` (opens a 72-hour window), `context` and a ' +
-          'backdated `timestamp` (delivered now, like a late network delivery). The sandbox posts the signed ' +
-          'webhook and answers the wamid. The number is the one owning `D360-API-KEY`, or `?phone_number_id=`, ' +
-          'else the seed number.',
-        body: CustomerMessageRequestSchema,
-        response: { 200: CustomerMessageResponseSchema, ...errors },
-      },
-    },
+    numberControlRoute({
+      params: WaIdParams,
+      summary: 'A customer sends a message',
+      description:
+        'Any inbound type (text, image, audio, video, document, sticker, location, contacts, interactive ' +
+        'button_reply/list_reply, button, reaction, order, system, unsupported, unknown) with sample content for ' +
+        'anything left out. Optional `profile_name`, ad `referral` (opens a 72-hour window), `context` and a ' +
+        'backdated `timestamp` (delivered now, like a late network delivery). The sandbox posts the signed ' +
+        'webhook and answers the wamid. The number is the one owning `D360-API-KEY`, or `?phone_number_id=`, ' +
+        'else the seed number.',
+      body: CustomerMessageRequestSchema,
+      response: { 200: CustomerMessageResponseSchema },
+    }),
     async (req) => {
       const number = controlNumber(deps.state, req, req.query.phone_number_id);
       return deps.inbound.receive(number, req.params.wa_id, req.body);
@@ -48,15 +41,13 @@ export function registerCustomerRoutes(
 
   app.get(
     '/sandbox/customers/:wa_id/received',
-    {
-      schema: {
-        ...ofCustomer,
-        summary: 'What the business sent to a customer',
-        description:
-          'Every accepted message to this customer, oldest first, with each status as it was posted.',
-        response: { 200: ReceivedListSchema, ...errors },
-      },
-    },
+    numberControlRoute({
+      params: WaIdParams,
+      summary: 'What the business sent to a customer',
+      description:
+        'Every accepted message to this customer, oldest first, with each status as it was posted.',
+      response: { 200: ReceivedListSchema },
+    }),
     async (req) => {
       const number = controlNumber(deps.state, req, req.query.phone_number_id);
       const customer = number.customers.get(req.params.wa_id);
@@ -70,13 +61,11 @@ export function registerCustomerRoutes(
 
   app.get(
     '/sandbox/customers/:wa_id',
-    {
-      schema: {
-        ...ofCustomer,
-        summary: 'Read a customer’s settings and window',
-        response: { 200: CustomerSchema, ...errors },
-      },
-    },
+    numberControlRoute({
+      params: WaIdParams,
+      summary: 'Read a customer’s settings and window',
+      response: { 200: CustomerSchema },
+    }),
     async (req) => {
       const number = controlNumber(deps.state, req, req.query.phone_number_id);
       const customer = number.customers.get(req.params.wa_id);
@@ -87,17 +76,15 @@ export function registerCustomerRoutes(
 
   app.patch(
     '/sandbox/customers/:wa_id',
-    {
-      schema: {
-        ...ofCustomer,
-        summary: 'Change a customer’s settings',
-        description:
-          '`undeliverable` (messages fail with 131026), `never_reads` (statuses stop at delivered), `blocked` ' +
-          '(the customer blocked the business: messages fail with 131026), `profile_name`.',
-        body: CustomerPatchSchema,
-        response: { 200: CustomerSchema, ...errors },
-      },
-    },
+    numberControlRoute({
+      params: WaIdParams,
+      summary: 'Change a customer’s settings',
+      description:
+        '`undeliverable` (messages fail with 131026), `never_reads` (statuses stop at delivered), `blocked` ' +
+        '(the customer blocked the business: messages fail with 131026), `profile_name`.',
+      body: CustomerPatchSchema,
+      response: { 200: CustomerSchema },
+    }),
     async (req) => {
       const number = controlNumber(deps.state, req, req.query.phone_number_id);
       const customer = ensureCustomer(number, req.params.wa_id);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ContactCardSchema, TemplateSchema, WaIdSchema } from '../../domain/wire.ts';
+import { CloudApiErrorBodySchema, ContactCardSchema, TemplateSchema, WaIdSchema } from '../../domain/wire.ts';
 
 const Base64 = z.string().regex(/^[A-Za-z0-9+/=\s]+$/, 'base64');
 const MediaBytes = {
@@ -325,3 +325,18 @@ export const DeliveryQuerySchema = z.object({
 
 /** Per-number control calls name their number by its API key, or `?phone_number_id=`, else the seed number. */
 export const NumberSelectorQuery = z.object({ phone_number_id: WaIdSchema.optional() });
+
+/**
+ * The options of a control call on one number (see `controlNumber`): it takes `?phone_number_id=`
+ * and answers 400 or 401 when the number cannot be told, besides its own answers.
+ */
+export function numberControlRoute<S extends { response: Record<number, unknown> }>(schema: S) {
+  return {
+    schema: {
+      tags: ['sandbox control'],
+      querystring: NumberSelectorQuery,
+      ...schema,
+      response: { ...schema.response, 400: CloudApiErrorBodySchema, 401: CloudApiErrorBodySchema },
+    },
+  };
+}
