@@ -128,8 +128,11 @@ describe('sending every outbound type', () => {
       wamids.push(res.messages[0]?.id ?? '');
     }
 
+    // Status webhooks are separate requests, each retried on its own: like the network's, they
+    // may arrive out of order, so the wait is for all three, not for the last one sent.
+    const playedOut = (s: MessageStatus[]) => ['sent', 'delivered', 'read'].every((st) => reached(st)(s));
     for (const [i, wamid] of wamids.entries()) {
-      const seen = await statusesOf(wamid, reached('read'));
+      const seen = await statusesOf(wamid, playedOut);
       expect(new Set(seen.map((s) => s.status))).toEqual(new Set(['sent', 'delivered', 'read']));
       for (const s of seen) {
         expect(s.recipient_id).toBe(waId);
