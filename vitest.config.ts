@@ -20,6 +20,7 @@ const besideCodeWithInfrastructure = [
   'proto/src/bus.test.ts',
   'proto/src/reply-mux.test.ts',
   'kit/src/db.test.ts',
+  'kit/src/prepared-statements.test.ts',
 ];
 
 export default defineConfig({

@@ -5,7 +5,11 @@
  * nats-server and PostgreSQL. Beside it, in the same run, the raw baseline: an undici pool
  * POSTing the same bodies straight to the same receivers. Prints JSON.
  *
- *   node bench/fanout/e2e.ts [--webhooks 10] [--rate 50] [--seconds 6]
+ * Each side first runs `--warmup` seconds at the same rate, reported apart (`warmup`) and left
+ * out of the figures: the first events after a start pay for compiling code paths, first
+ * connections and first query plans, which a service that has been running does not.
+ *
+ *   node bench/fanout/e2e.ts [--webhooks 10] [--rate 50] [--seconds 6] [--warmup 1]
  */
 import { createHmac } from 'node:crypto';
 import { cpus } from 'node:os';
@@ -24,12 +28,14 @@ const args = parseArgs({
     webhooks: { type: 'string', default: '10' },
     rate: { type: 'string', default: '50' },
     seconds: { type: 'string', default: '6' },
+    warmup: { type: 'string', default: '1' },
   },
 }).values;
 const N = Number(args.webhooks);
 const RATE = Number(args.rate);
 const SECONDS = Number(args.seconds);
 const EVENTS = RATE * SECONDS;
+const WARMUP_SECONDS = Number(args.warmup);
 const log = (m: string) => process.stderr.write(`[bench:fanout:e2e] ${m}\n`);
 
 // NATS_URL / DATABASE_URL when set, else nats-server and PostgreSQL of its own.
@@ -110,9 +116,10 @@ const body = (id: string) =>
 async function sendPaced(
   prefix: string,
   post: (id: string, b: string) => Promise<void>,
+  seconds = SECONDS,
 ): Promise<Map<string, number>> {
   const accepted = new Map<string, number>();
-  await paced(RATE, SECONDS, async (i) => {
+  await paced(RATE, seconds, async (i) => {
     const id = `ev-${prefix}-${i}`;
     await post(id, body(id));
     accepted.set(id, performance.now());
@@ -138,10 +145,9 @@ async function latencies(accepted: Map<string, number>) {
 // Raw baseline: the same bodies straight to the same receivers, one pool per receiver.
 log(`raw baseline: ${EVENTS} events × ${N} receivers at ${RATE}/s`);
 const pools = receivers.map((r) => new Pool(new URL(r.url).origin, { connections: 16 }));
-const rawStart = new Map<string, number>();
 // Latency of the baseline runs from the start of its POSTs to arrival.
-await sendPaced('raw', async (id, b) => {
-  rawStart.set(id, performance.now());
+const postRaw = (starts: Map<string, number>) => async (id: string, b: string) => {
+  starts.set(id, performance.now());
   await Promise.all(
     pools.map(async (p) => {
       const res = await p.request({
@@ -153,13 +159,19 @@ await sendPaced('raw', async (id, b) => {
       await res.body.dump();
     }),
   );
-});
+};
+const rawWarmStart = new Map<string, number>();
+await sendPaced('raw-warmup', postRaw(rawWarmStart), WARMUP_SECONDS);
+const rawWarmup = await latencies(rawWarmStart);
+for (const r of receivers) r.reset();
+const rawStart = new Map<string, number>();
+await sendPaced('raw', postRaw(rawStart));
 const raw = await latencies(rawStart);
 
 log(`inbox: ${EVENTS} network webhooks at ${RATE}/s → ${N} webhooks`);
 for (const r of receivers) r.reset();
 const gatewayPool = new Pool(url, { connections: 16 });
-const accepted = await sendPaced('inbox', async (_id, b) => {
+const postInbox = async (_id: string, b: string) => {
   const res = await gatewayPool.request({
     method: 'POST',
     path: '/api/v1/waba/webhook/',
@@ -171,8 +183,10 @@ const accepted = await sendPaced('inbox', async (_id, b) => {
   });
   await res.body.dump();
   if (res.statusCode !== 200) throw new Error(`gateway answered ${res.statusCode}`);
-});
-const inbox = await latencies(accepted);
+};
+const inboxWarmup = await latencies(await sendPaced('inbox-warmup', postInbox, WARMUP_SECONDS));
+for (const r of receivers) r.reset();
+const inbox = await latencies(await sendPaced('inbox', postInbox));
 
 const rawSummary = summarise(raw);
 const inboxSummary = summarise(inbox);
@@ -181,11 +195,12 @@ process.stdout.write(
     {
       benchmark: 'fanout-end-to-end',
       machine: { cpus: cpus().length, node: process.version },
-      parameters: { webhooks: N, events: EVENTS, rate_per_second: RATE },
+      parameters: { webhooks: N, events: EVENTS, rate_per_second: RATE, warmup_seconds: WARMUP_SECONDS },
       accepted_to_received: inboxSummary,
       raw_baseline: rawSummary,
       p50_over_raw: round(inboxSummary.p50_ms / rawSummary.p50_ms, 2),
       p99_over_raw: round(inboxSummary.p99_ms / rawSummary.p99_ms, 2),
+      warmup: { accepted_to_received: summarise(inboxWarmup), raw_baseline: summarise(rawWarmup) },
     },
     null,
     2,

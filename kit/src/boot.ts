@@ -2,7 +2,7 @@ import { classifyFailure, InstanceIdSchema } from '@switchboard/proto';
 import { type Bus, createBus } from '@switchboard/proto/bus';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
-import { logLevel, natsStreamReplicas } from './config.ts';
+import { envBoolean, logLevel, natsStreamReplicas } from './config.ts';
 import { createDb, type Migration, migrate } from './db.ts';
 import { handleShutdown } from './lifecycle.ts';
 import { createLogger, type Logger } from './logger.ts';
@@ -12,6 +12,8 @@ import type { Telemetry } from './telemetry.ts';
 /** The environment every service of an instance reads; each service's schema extends it. */
 export const BaseEnvSchema = z.object({
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }),
+  /** Off behind a pooler that switches server connections per transaction (`prepared-statements.ts`). */
+  DATABASE_PREPARED_STATEMENTS: envBoolean.default(true),
   NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
   NATS_STREAM_REPLICAS: natsStreamReplicas,
   INSTANCE_ID: InstanceIdSchema.default('local'),
@@ -78,7 +80,11 @@ export async function bootService<DB>(opts: {
 }): Promise<Booted<DB>> {
   const { service, config, shared } = opts;
   const log = shared ? shared.log.child({ service }) : createLogger(service, config.LOG_LEVEL);
-  const db = createDb<DB>({ url: config.DATABASE_URL, applicationName: `switchboard-${service}` });
+  const db = createDb<DB>({
+    url: config.DATABASE_URL,
+    applicationName: `switchboard-${service}`,
+    preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
+  });
   const applied = await untilReachable(log, 'database', () => migrate(db, service, opts.migrations));
   if (applied.length) log.info({ applied }, 'migrations applied');
   const { nc, bus } = shared ?? (await connectBus({ name: service, config, log }));

@@ -1,5 +1,6 @@
 import { Kysely, PostgresDialect, type RawBuilder, type SelectQueryBuilder, sql } from 'kysely';
 import pg from 'pg';
+import { preparingPool } from './prepared-statements.ts';
 
 // PostgreSQL bigint (int8) and numeric come back as strings by default; the services store
 // epoch seconds and counters in int8 that always fit in a double, so parse them as numbers.
@@ -32,6 +33,8 @@ export interface DbOptions {
   /** Shown in pg_stat_activity, so an operator can tell which service holds a connection. */
   applicationName: string;
   max?: number;
+  /** Named prepared statements for recurring statements (`prepared-statements.ts`); on unless false. */
+  preparedStatements?: boolean;
 }
 
 export function createDb<DB>(opts: DbOptions): Kysely<DB> {
@@ -47,7 +50,9 @@ export function createDb<DB>(opts: DbOptions): Kysely<DB> {
   // still rejects and its caller decides.
   pool.on('error', () => undefined);
   pool.on('connect', (client) => client.on('error', () => undefined));
-  return new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  return new Kysely<DB>({
+    dialect: new PostgresDialect({ pool: opts.preparedStatements === false ? pool : preparingPool(pool) }),
+  });
 }
 
 /**

@@ -1,0 +1,104 @@
+import { freshDatabase } from '@switchboard/testkit';
+import { type Kysely, sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDb } from './db.ts';
+
+interface Db {
+  items: { id: number; label: string };
+}
+
+let db: Kysely<Db>;
+let drop: () => Promise<void>;
+
+beforeAll(async () => {
+  const tdb = await freshDatabase('prepared');
+  drop = tdb.drop;
+  // One connection: what is prepared on it is what the next statement finds.
+  db = createDb<Db>({ url: tdb.url, applicationName: 'prepared-test', max: 1 });
+  // Several commands in one text, no parameters: the simple protocol, as migrations need.
+  await sql`create table items (id int primary key, label text not null); insert into items values (1, 'one'), (2, 'two')`.execute(
+    db,
+  );
+});
+afterAll(async () => {
+  await db.destroy();
+  await drop();
+});
+
+const preparedTexts = async () =>
+  (await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(db)).rows.map(
+    (r) => r.statement,
+  );
+
+describe('prepared statements', () => {
+  it('prepares a parameterised statement on its second run, and answers the same rows', async () => {
+    const byId = (id: number) => db.selectFrom('items').select(['id', 'label']).where('id', '=', id);
+    const text = byId(1).compile().sql;
+    expect(await byId(1).execute()).toEqual([{ id: 1, label: 'one' }]);
+    expect(await preparedTexts()).not.toContain(text);
+    expect(await byId(2).execute()).toEqual([{ id: 2, label: 'two' }]);
+    expect(await preparedTexts()).toContain(text);
+    expect(await byId(1).execute()).toEqual([{ id: 1, label: 'one' }]);
+  });
+
+  it('leaves a statement without parameters unprepared however often it runs', async () => {
+    for (let i = 0; i < 3; i++) await sql`select count(*) from items`.execute(db);
+    expect((await preparedTexts()).some((t) => t.includes('count(*)'))).toBe(false);
+  });
+
+  it('prepares at most 100 statements per connection and runs the others unnamed', async () => {
+    for (let n = 0; n < 120; n++)
+      for (let run = 0; run < 2; run++) {
+        const rows = await sql<{
+          v: number;
+        }>`select ${n}::int + ${run}::int as v, ${sql.lit(n)} as n`.execute(db);
+        expect(rows.rows[0]?.v).toBe(n + run);
+      }
+    expect((await preparedTexts()).length).toBe(100);
+  });
+
+  it('runs a statement unnamed once its prepared plan no longer fits the table', async () => {
+    // The cap of the test above is reached; a fresh pool prepares again.
+    const tdb = await freshDatabase('prepared_change');
+    const own = createDb<Db>({ url: tdb.url, applicationName: 'prepared-change', max: 1 });
+    await sql`create table items (id int primary key, label text not null); insert into items values (1, 'one')`.execute(
+      own,
+    );
+    const all = () => own.selectFrom('items').selectAll().where('id', '>', 0).execute();
+    await all();
+    await all();
+    await sql`alter table items add column extra text`.execute(own);
+    // PostgreSQL refuses the prepared plan whose columns changed; outside a transaction the
+    // statement runs again unnamed at once, and unnamed from then on.
+    expect(await all()).toEqual([{ id: 1, label: 'one', extra: null }]);
+    await sql`alter table items add column more text`.execute(own);
+    expect(await all()).toEqual([{ id: 1, label: 'one', extra: null, more: null }]);
+    // Inside a transaction the refusal aborts it: the caller sees it, as any failure.
+    const byLabel = () => own.selectFrom('items').selectAll().where('label', '=', 'one').execute();
+    await byLabel();
+    await byLabel();
+    await sql`alter table items add column last text`.execute(own);
+    await expect(
+      own
+        .transaction()
+        .execute((trx) => trx.selectFrom('items').selectAll().where('label', '=', 'one').execute()),
+    ).rejects.toMatchObject({ code: '0A000' });
+    expect(await byLabel()).toHaveLength(1);
+    await own.destroy();
+    await tdb.drop();
+  });
+
+  it('can be turned off', async () => {
+    const tdb = await freshDatabase('prepared_off');
+    const off = createDb<Db>({
+      url: tdb.url,
+      applicationName: 'prepared-off',
+      max: 1,
+      preparedStatements: false,
+    });
+    for (let i = 0; i < 3; i++) await sql`select ${i}::int as v`.execute(off);
+    expect((await sql`select name from pg_prepared_statements`.execute(off)).rows).toEqual([]);
+    await off.destroy();
+    await tdb.drop();
+  });
+});
