@@ -288,6 +288,8 @@ async function main(): Promise<void> {
       {
         name: 'media',
         entry: join(repoRoot, 'services/media/src/main.ts'),
+        // A small young generation, as deployed: services/media/README.md (Memory).
+        nodeArgs: ['--expose-gc'],
         // Media uploads carry the gateway's signature under a key derived from the instance secret.
         env: { ...common, MEDIA_PORT: String(mediaPort), INBOX_SECRET_KEY: secrets.inbox_secret_key },
       },

@@ -74,7 +74,14 @@ describe('deploy/', () => {
     for (const d of deployments) {
       const container = d.spec.template.spec.containers[0];
       if (!container) throw new Error('no container');
-      const entry = container.command[1] ?? '';
+      // node, its options, then the entry point.
+      const [node, ...args] = container.command;
+      const entry = args.at(-1) ?? '';
+      expect(node).toBe('node');
+      expect(
+        args.slice(0, -1).every((a) => a.startsWith('--')),
+        args.join(' '),
+      ).toBe(true);
       expect(existsSync(join(repoRoot, entry)), entry).toBe(true);
       const env = {
         ...config.data,

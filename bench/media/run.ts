@@ -82,7 +82,8 @@ const media = spawnService(join(repoRoot, 'services/media/src/main.ts'), {
   NETWORK_BASE_URL: 'http://127.0.0.1:9',
   NETWORK_API_KEY: 'unused',
   LOG_LEVEL: 'error',
-  ...(process.env.BENCH_MEDIA_NODE_OPTIONS && { NODE_OPTIONS: process.env.BENCH_MEDIA_NODE_OPTIONS }),
+  // As deployed (services/media/README.md, Memory), plus any options given for this run.
+  NODE_OPTIONS: ['--expose-gc', process.env.BENCH_MEDIA_NODE_OPTIONS ?? ''].join(' ').trim(),
 });
 // The inbox API in front of it, as clients use it: the gateway passes media/ on, streamed.
 const gatewayPort = await freePort();

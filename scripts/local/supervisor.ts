@@ -96,6 +96,8 @@ export interface ServiceSpec {
   name: string;
   entry: string;
   env: Record<string, string>;
+  /** Options of the Node.js running it (before the entry point), as its deployment sets them. */
+  nodeArgs?: string[];
 }
 
 /** Runs a service entry point as a child process with readable logs. */
@@ -103,7 +105,7 @@ export function launchService(spec: ServiceSpec, color: boolean): () => Promise<
   return async () => {
     // Own process group: a Ctrl-C in the terminal reaches only the supervisor, which then
     // stops services in order. The IPC channel lets a service notice if the supervisor dies.
-    const child = spawn(process.execPath, [spec.entry], {
+    const child = spawn(process.execPath, [...(spec.nodeArgs ?? []), spec.entry], {
       env: { ...process.env, ...spec.env },
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       detached: true,

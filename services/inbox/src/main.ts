@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --expose-gc
 // Only the telemetry module: importing the kit index would load http before it is instrumented.
 import { startTelemetry } from '@switchboard/kit/telemetry';
 

@@ -15,13 +15,14 @@ import {
   parseChunkSeqs,
 } from './chunk-seqs.ts';
 import type { MediaStorage } from './storage.ts';
+import { youngGarbageCollector } from './young-garbage.ts';
 
 /**
  * Bytes per stored chunk: each is one JetStream message, so larger chunks mean fewer round
  * trips, smaller ones less memory per message in the NATS client; capped by the server's
  * max_payload (1 MB by default), less room for headers.
  */
-const MAX_CHUNK_BYTES = 512 * 1024;
+const MAX_CHUNK_BYTES = 128 * 1024;
 const HEADER_ROOM = 4 * 1024;
 /**
  * Chunk publishes awaiting their acknowledgement at once while writing: the round trips overlap
@@ -34,7 +35,7 @@ const WRITE_WINDOW = 4;
  * socket writes (one at a time, the connection to NATS waits on each round trip), and what a
  * reader holds stays bounded (this many chunks, plus the one being written to the client).
  */
-const READ_AHEAD = 4;
+const READ_AHEAD = 16;
 /** The key in an object's description (`metadata`) under which its chunks' sequence numbers are kept. */
 const CHUNK_SEQS_KEY = 'chunk-seqs';
 
@@ -159,6 +160,7 @@ export async function createObjectStoreStorage(opts: {
   const maxPayload = nc.info?.max_payload ?? MAX_CHUNK_BYTES;
   const chunkBytes = Math.max(64 * 1024, Math.min(MAX_CHUNK_BYTES, maxPayload - HEADER_ROOM));
   const pool = new ChunkPool(chunkBytes, 16);
+  const moved = youngGarbageCollector();
   // An object never changes once written: where its chunks are is asked once, not per read.
   const layouts = new Lru<string, Layout>(10_000);
 
@@ -188,6 +190,7 @@ export async function createObjectStoreStorage(opts: {
       const m = await inFlight.shift();
       if (asked < wanted.length) ask();
       if (!m || m.subject !== subject) throw missing(l.nuid, i, l.chunks);
+      moved(m.data.length);
       const part = slice(m.data, i * l.chunkBytes, range);
       if (part) yield part;
     }
@@ -207,6 +210,7 @@ export async function createObjectStoreStorage(opts: {
       if (!m) throw missing(l.nuid, i, l.chunks);
       seq = m.seq;
       appendChunkSeq(runs, seq);
+      moved(m.data.length);
       const part = slice(m.data, offset, range);
       offset += m.data.length;
       if (part) yield part;
@@ -252,6 +256,7 @@ export async function createObjectStoreStorage(opts: {
       try {
         for await (const { data, buffer } of rechunk(body, pool)) {
           hash.update(data);
+          moved(data.length);
           size += data.length;
           count++;
           inFlight.push({ ack: js.publish(subject, data), buffer });

@@ -102,7 +102,9 @@ export function createLocalRuntime(opts: LocalRuntimeOptions): Runtime {
 
   function spawnChild(s: Supervised): void {
     const out = openSync(join(logDir, `${s.spec.id}.log`), 'a');
-    const child = spawn(opts.node, [opts.entry], {
+    // `--expose-gc`: the instance's media transfers collect their young garbage as they go
+    // (services/media/README.md, Memory).
+    const child = spawn(opts.node, ['--expose-gc', opts.entry], {
       // Every instance loads the same modules: Node's compile cache, shared by all of them,
       // spares each start most of the parsing (measured: import of the inbox 1.4 s → 0.6–1.0 s).
       // Only what a process needs from the host: the provisioner's own secrets (its sealing key,
