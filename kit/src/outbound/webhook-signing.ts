@@ -62,3 +62,18 @@ export function webhookMessageId(webhookId: string, eventId: string): string {
   const digest = createHash('sha256').update(`${webhookId}\n${eventId}`).digest('base64url');
   return `msg_${digest.slice(0, 32)}`;
 }
+
+/** The Standard Webhooks headers of one message: its id, when it was signed, and its signature with each secret. */
+export function standardWebhookHeaders(
+  secrets: readonly string[],
+  messageId: string,
+  body: string,
+  now: Date = new Date(),
+): { 'webhook-id': string; 'webhook-timestamp': string; 'webhook-signature': string } {
+  const timestamp = Math.floor(now.getTime() / 1000);
+  return {
+    'webhook-id': messageId,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': signatureHeader(secrets, messageId, timestamp, body),
+  };
+}

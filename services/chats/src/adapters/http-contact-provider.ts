@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createGuardedAgent, signatureHeader } from '@switchboard/kit';
+import { createGuardedAgent, standardWebhookHeaders } from '@switchboard/kit';
 import { issuesText } from '@switchboard/proto';
 import { z } from 'zod';
 import type { ProviderContact } from '../domain/contact-merge.ts';
@@ -69,7 +69,6 @@ export function createHttpContactProviderClient(opts: {
       const url = new URL(target.url);
       const body = JSON.stringify(question);
       const id = `msg_${randomUUID()}`;
-      const timestamp = Math.floor(Date.now() / 1000);
       let status: number;
       let text: string;
       try {
@@ -80,9 +79,7 @@ export function createHttpContactProviderClient(opts: {
           headers: {
             'content-type': 'application/json',
             accept: 'application/json',
-            'webhook-id': id,
-            'webhook-timestamp': String(timestamp),
-            'webhook-signature': signatureHeader([target.secret], id, timestamp, body),
+            ...standardWebhookHeaders([target.secret], id, body),
           },
           body,
           headersTimeout: target.timeoutMs,

@@ -1,6 +1,6 @@
 import type { Span } from '@opentelemetry/api';
 import type { Logger } from '@switchboard/kit';
-import { activeSecrets, signatureHeader, webhookMessageId } from '@switchboard/kit';
+import { activeSecrets, standardWebhookHeaders, webhookMessageId } from '@switchboard/kit';
 import type { NetworkEvent, TestOutcome } from '@switchboard/proto';
 import type { DeliveryClient } from '../adapters/http-client.ts';
 import type { OwnerDirectory } from '../adapters/owners.ts';
@@ -41,18 +41,17 @@ export function deliveryHeaders(
 ): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(webhook.headers)) headers[k.toLowerCase()] = v;
-  const timestamp = Math.floor(now.getTime() / 1000);
   const secrets = activeSecrets(
     webhook.secret,
     webhook.previous_secret,
     webhook.previous_secret_expires_at,
     now,
   );
-  headers['content-type'] = 'application/json';
-  headers['webhook-id'] = messageId;
-  headers['webhook-timestamp'] = String(timestamp);
-  headers['webhook-signature'] = signatureHeader(secrets, messageId, timestamp, body);
-  return headers;
+  return {
+    ...headers,
+    'content-type': 'application/json',
+    ...standardWebhookHeaders(secrets, messageId, body, now),
+  };
 }
 
 /** What an attempt's log entry and a test delivery's answer both say of how it went. */

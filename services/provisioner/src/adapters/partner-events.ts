@@ -1,4 +1,4 @@
-import { BLOCKED_ADDRESS_CODE, createGuardedAgent, signatureHeader } from '@switchboard/kit';
+import { BLOCKED_ADDRESS_CODE, createGuardedAgent, standardWebhookHeaders } from '@switchboard/kit';
 import { request } from 'undici';
 
 export interface PartnerEvent {
@@ -46,7 +46,6 @@ export function createPartnerEventSender(opts: {
   return {
     async deliver(event) {
       const body = JSON.stringify(event.body);
-      const timestamp = Math.floor(Date.now() / 1000);
       const partnerHeaders = Object.fromEntries(
         Object.entries(event.headers).filter(([name]) => !OWN_HEADERS.has(name.toLowerCase())),
       );
@@ -57,9 +56,7 @@ export function createPartnerEventSender(opts: {
           headers: {
             ...partnerHeaders,
             'content-type': 'application/json',
-            'webhook-id': event.messageId,
-            'webhook-timestamp': String(timestamp),
-            'webhook-signature': signatureHeader([event.secret], event.messageId, timestamp, body),
+            ...standardWebhookHeaders([event.secret], event.messageId, body),
           },
           body,
           headersTimeout: timeoutMs,
