@@ -167,23 +167,30 @@ export async function recordSendFailed(
 }
 
 /**
- * Marks a send sent with the network's wamid and answers, in the same round trip, the head of
- * its customer's queue after it (the next send that may go).
+ * Marks sends sent with the network's wamids and answers, in the same round trip, for each the
+ * head of its customer's queue after it (the next send that may go), in the order given. One
+ * statement for any number of sends: the delivery worker marks the sends that finished while
+ * the previous mark ran all at once (`domain/group-commit.ts`).
  */
-export async function recordSendSent(
+export async function recordSendsSent(
   db: Db,
-  id: string,
-  wamid: string | null,
-): Promise<QueueHead | undefined> {
-  const result = await sql<QueueHead>`
-    with sent as (
-      update messages set wamid = ${wamid}, send_state = 'sent', send_lease_until = null, next_attempt_at = null
-      where id = ${id} returning wa_id)
-    select ${HEAD_COLUMNS} from messages
-    -- The statement's snapshot still sees this send queued.
-    where wa_id = (select wa_id from sent) and send_state = 'queued' and id <> ${id}
-    order by send_seq limit 1`.execute(db);
-  return result.rows[0];
+  marks: readonly { id: string; wamid: string | null }[],
+): Promise<(QueueHead | undefined)[]> {
+  const ids = marks.map((m) => m.id);
+  const result = await sql<QueueHead & { sent_id: string }>`
+    with input as (
+      select * from unnest(${ids}::uuid[], ${marks.map((m) => m.wamid)}::text[]) as t(id, wamid)),
+    sent as (
+      update messages set wamid = input.wamid, send_state = 'sent', send_lease_until = null,
+        next_attempt_at = null
+      from input where messages.id = input.id returning messages.id, messages.wa_id)
+    select sent.id as sent_id, head.* from sent cross join lateral (
+      select ${HEAD_COLUMNS} from messages
+      -- The statement's snapshot still sees the sends it marks as queued.
+      where wa_id = sent.wa_id and send_state = 'queued' and id <> all(${ids}::uuid[])
+      order by send_seq limit 1) head`.execute(db);
+  const heads = new Map(result.rows.map(({ sent_id, ...head }) => [sent_id, head]));
+  return ids.map((id) => heads.get(id));
 }
 
 /** The errors stored with a failed send's `failed` status. */

@@ -22,6 +22,7 @@ import {
   STALE_HEAD_SECONDS,
   WORKER_RETRY,
 } from '../domain/delivery.ts';
+import { createGroupCommit } from '../domain/group-commit.ts';
 import { backoffMs } from '../domain/retry.ts';
 import { chatAccessSubjects } from '../store/chats.ts';
 import {
@@ -31,7 +32,7 @@ import {
   headOfQueue,
   type QueueHead,
   recordSendFailed,
-  recordSendSent,
+  recordSendsSent,
   renewSendLease,
   scheduleSendRetry,
   sendLeaseLeft,
@@ -75,6 +76,10 @@ export async function startDeliveryWorker(deps: {
   phoneNumber: string;
 }): Promise<Consumption> {
   const { db, bus, log, network } = deps;
+  // Sends that the network took while a mark was being written are marked together, next.
+  const sentMarks = createGroupCommit((marks: readonly { id: string; wamid: string | null }[]) =>
+    recordSendsSent(db, marks),
+  );
 
   /** Retries a write whose loss would send a message twice, while the failure is transient. */
   async function persist(what: string, write: () => Promise<unknown>): Promise<void> {
@@ -155,7 +160,7 @@ export async function startDeliveryWorker(deps: {
       // The network took it: losing this write would send it again.
       let next: QueueHead | undefined;
       await persist('sent message', async () => {
-        next = await recordSendSent(db, id, wamid);
+        next = await sentMarks.submit({ id, wamid });
       });
       return { kind: 'sent', next };
     } finally {

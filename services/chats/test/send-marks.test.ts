@@ -1,0 +1,92 @@
+/**
+ * Marking sends sent, many in one statement, against a real PostgreSQL: each gets its own
+ * customer's next queued send, never one marked in the same statement.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Principal } from '@switchboard/proto';
+import type { Kysely } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ChatsDatabase } from '../src/db.ts';
+import { writeAccessMask } from '../src/domain/write-access-table.ts';
+import { acceptSends } from '../src/store/accept-sends.ts';
+import { recordSendsSent } from '../src/store/sends.ts';
+import { openChatsDatabase } from './database.ts';
+
+let db: Kysely<ChatsDatabase>;
+let close: () => Promise<void>;
+const NOW = 1_800_000_000;
+
+beforeAll(async () => ({ db, close } = await openChatsDatabase('send_marks')));
+afterAll(() => close());
+
+const admin: Principal = {
+  user_id: 1,
+  username: 'admin',
+  role: 'admin',
+  group_ids: [],
+  permissions: { can_use_tags: true, can_read_chats: 'all', can_write_to_chats: 'all' },
+  assigned_wa_ids: [],
+};
+
+/** A customer with an open window and `n` queued sends, oldest first. */
+async function queued(waId: string, n: number): Promise<string[]> {
+  await db.insertInto('persons').values({ wa_id: waId, profile_name: 'Ada' }).execute();
+  await db
+    .insertInto('chats')
+    .values({ wa_id: waId, customer_window_expires_at: NOW + 3600 })
+    .execute();
+  const ids = Array.from({ length: n }, () => randomUUID());
+  await acceptSends(
+    db,
+    ids.map((id) => ({
+      message: {
+        id,
+        waId,
+        type: 'text',
+        wabaPayload: { to: waId, type: 'text', text: { body: 'hi' } },
+        senderUserId: 1,
+        timestamp: NOW,
+        idempotencyKey: null,
+        requestHash: 'h',
+      },
+      accessMask: writeAccessMask(admin, waId),
+      groupIds: [],
+    })),
+  );
+  return ids;
+}
+
+const states = async (ids: string[]) =>
+  Object.fromEntries(
+    (
+      await db.selectFrom('messages').select(['id', 'send_state', 'wamid']).where('id', 'in', ids).execute()
+    ).map((r) => [r.id, [r.send_state, r.wamid]]),
+  );
+
+describe('recordSendsSent', () => {
+  it("marks each send and answers its own customer's next queued send", async () => {
+    const [a1, a2, a3] = await queued('491710000001', 3);
+    const [b1] = await queued('491710000002', 1);
+    if (!a1 || !a2 || !a3 || !b1) throw new Error('not queued');
+    const unknown = randomUUID();
+    const heads = await recordSendsSent(db, [
+      { id: a1, wamid: 'wamid.a1' },
+      { id: unknown, wamid: 'wamid.none' },
+      { id: b1, wamid: 'wamid.b1' },
+    ]);
+    expect(heads.map((h) => h?.id)).toEqual([a2, undefined, undefined]);
+    expect(heads[0]).toMatchObject({ leased: false });
+    expect(await states([a1, a2, b1])).toEqual({
+      [a1]: ['sent', 'wamid.a1'],
+      [a2]: ['queued', null],
+      [b1]: ['sent', 'wamid.b1'],
+    });
+    // Two of one customer in one statement: neither is the other's next.
+    const both = await recordSendsSent(db, [
+      { id: a2, wamid: 'wamid.a2' },
+      { id: a3, wamid: null },
+    ]);
+    expect(both).toEqual([undefined, undefined]);
+    expect(await states([a2, a3])).toEqual({ [a2]: ['sent', 'wamid.a2'], [a3]: ['sent', null] });
+  });
+});
