@@ -1,6 +1,7 @@
 /**
- * Marking sends sent, many in one statement, against a real PostgreSQL: each gets its own
- * customer's next queued send, never one marked in the same statement.
+ * Claiming and marking sends, many in one statement, against a real PostgreSQL: each answers
+ * its own customer's queue head; only a head is claimed, once; a mark never answers a send
+ * marked in the same statement.
  */
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '@switchboard/proto';
@@ -9,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatsDatabase } from '../src/db.ts';
 import { writeAccessMask } from '../src/domain/write-access-table.ts';
 import { acceptSends } from '../src/store/accept-sends.ts';
-import { recordSendsSent } from '../src/store/sends.ts';
+import { recordSendsSent, sendStatesHeadsAndClaims } from '../src/store/sends.ts';
 import { openChatsDatabase } from './database.ts';
 
 let db: Kysely<ChatsDatabase>;
@@ -88,5 +89,28 @@ describe('recordSendsSent', () => {
     ]);
     expect(both).toEqual([undefined, undefined]);
     expect(await states([a2, a3])).toEqual({ [a2]: ['sent', 'wamid.a2'], [a3]: ['sent', null] });
+  });
+});
+
+describe('sendStatesHeadsAndClaims', () => {
+  it("claims only each customer's head, once, and answers every send's head in the order given", async () => {
+    const [a1, a2] = await queued('491710000003', 2);
+    const [b1] = await queued('491710000004', 1);
+    if (!a1 || !a2 || !b1) throw new Error('not queued');
+    const unknown = randomUUID();
+    const out = await sendStatesHeadsAndClaims(db, [a2, a1, unknown, b1], 30);
+    expect(out.map((o) => o && [o.id, o.send_state, o.head?.id, o.claimed?.id ?? null])).toEqual([
+      [a2, 'queued', a1, null],
+      [a1, 'queued', a1, a1],
+      undefined,
+      [b1, 'queued', b1, b1],
+    ]);
+    expect(out[1]?.claimed).toMatchObject({ wa_id: '491710000003', send_attempts: 0 });
+    // Claimed: the next claim finds the head leased and takes nothing.
+    const again = await sendStatesHeadsAndClaims(db, [a1, a2], 30);
+    expect(again.map((o) => [o?.head?.id, o?.head?.leased, o?.claimed ?? null])).toEqual([
+      [a1, true, null],
+      [a1, true, null],
+    ]);
   });
 });

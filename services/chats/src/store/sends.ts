@@ -30,25 +30,28 @@ export async function headOfQueue(db: Db, waId: string): Promise<QueueHead | und
   return result.rows[0];
 }
 
+/** A send's customer and state, the head of its customer's queue, and the send itself when claimed. */
+export interface SendStateHeadAndClaim {
+  id: string;
+  wa_id: string;
+  send_state: string | null;
+  head: QueueHead | undefined;
+  claimed: ClaimedSend | undefined;
+}
+
 /**
- * A send's customer and state, the head of that customer's queue (the earliest send still
- * queued), which decides whether this one may go now, and, when it is that head, due, and
- * nobody holds it, the send itself with its lease taken: all in one round trip.
+ * For each send: its customer and state, the head of that customer's queue (the earliest send
+ * still queued), which decides whether this one may go now, and, when it is that head, due, and
+ * nobody holds it, the send itself with its lease taken: all in one round trip, for any number
+ * of sends (the delivery worker claims the commands that arrived while a claim ran together,
+ * `domain/group-commit.ts`). Answers in the order given, undefined for a send that does not exist.
+ * Two sends of one customer in one statement see the same head: at most that head is claimed.
  */
-export async function sendStateHeadAndClaim(
+export async function sendStatesHeadsAndClaims(
   db: Db,
-  id: string,
+  ids: readonly string[],
   leaseSeconds: number,
-): Promise<
-  | {
-      id: string;
-      wa_id: string;
-      send_state: string | null;
-      head: QueueHead | undefined;
-      claimed: ClaimedSend | undefined;
-    }
-  | undefined
-> {
+): Promise<(SendStateHeadAndClaim | undefined)[]> {
   const result = await sql<{
     id: string;
     wa_id: string;
@@ -56,29 +59,37 @@ export async function sendStateHeadAndClaim(
     head: QueueHead | null;
     claimed: ClaimedSend | null;
   }>`
-    with m as (select id, wa_id, send_state from messages where id = ${id}),
+    with m as (
+      select id, wa_id, send_state from messages where id = any(${ids}::uuid[])),
     head as (
-      select ${HEAD_COLUMNS} from messages
-      where wa_id = (select wa_id from m) and send_state = 'queued'
-      order by send_seq limit 1),
+      select w.wa_id, h.* from (select distinct wa_id from m) w cross join lateral (
+        select ${HEAD_COLUMNS} from messages
+        where wa_id = w.wa_id and send_state = 'queued'
+        order by send_seq limit 1) h),
     claimed as (
       update messages set send_lease_until = ${leaseUntil(leaseSeconds)}
-      where id = ${id} and send_state = 'queued'
-        and id = (select id from head where not leased and due_in_ms <= 0)
+      where id = any(${ids}::uuid[]) and send_state = 'queued'
+        and id in (select id from head where not leased and due_in_ms <= 0)
         and (send_lease_until is null or send_lease_until <= now())
       returning id, wamid, wa_id, waba_payload, send_attempts)
-    select m.id, m.wa_id, m.send_state, (select row_to_json(h) from head h) as head,
-      (select row_to_json(c) from claimed c) as claimed
+    select m.id, m.wa_id, m.send_state,
+      (select json_build_object('id', h.id, 'leased', h.leased, 'due_in_ms', h.due_in_ms,
+        'overdue_s', h.overdue_s) from head h where h.wa_id = m.wa_id) as head,
+      (select row_to_json(c) from claimed c where c.id = m.id) as claimed
     from m`.execute(db);
-  const row = result.rows[0];
-  if (!row) return undefined;
-  return {
-    id: row.id,
-    wa_id: row.wa_id,
-    send_state: row.send_state,
-    head: row.head ?? undefined,
-    claimed: row.claimed ?? undefined,
-  };
+  const byId = new Map(
+    result.rows.map((row) => [
+      row.id,
+      {
+        id: row.id,
+        wa_id: row.wa_id,
+        send_state: row.send_state,
+        head: row.head ?? undefined,
+        claimed: row.claimed ?? undefined,
+      },
+    ]),
+  );
+  return ids.map((id) => byId.get(id));
 }
 
 /** What a worker needs of the send it holds. */

@@ -36,7 +36,7 @@ import {
   renewSendLease,
   scheduleSendRetry,
   sendLeaseLeft,
-  sendStateHeadAndClaim,
+  sendStatesHeadsAndClaims,
 } from '../store/sends.ts';
 
 /** Bounds how long one command keeps its handler busy with a customer's backlog. */
@@ -76,7 +76,11 @@ export async function startDeliveryWorker(deps: {
   phoneNumber: string;
 }): Promise<Consumption> {
   const { db, bus, log, network } = deps;
-  // Sends that the network took while a mark was being written are marked together, next.
+  // Commands that arrived while a claim was running are claimed together, next; sends that
+  // the network took while a mark was being written are marked together, next.
+  const claims = createGroupCommit((ids: readonly string[]) =>
+    sendStatesHeadsAndClaims(db, ids, LEASE_SECONDS),
+  );
   const sentMarks = createGroupCommit((marks: readonly { id: string; wamid: string | null }[]) =>
     recordSendsSent(db, marks),
   );
@@ -169,7 +173,7 @@ export async function startDeliveryWorker(deps: {
   }
 
   async function deliver(id: string, ctx: DeliveryContext): Promise<Disposition | undefined> {
-    const m = await sendStateHeadAndClaim(db, id, LEASE_SECONDS);
+    const m = await claims.submit(id);
     if (!m) return undefined;
     if (m.send_state === 'failed' && ctx.deliveryCount > 1) {
       // A redelivery: the failed status may not have been published before (JetStream drops
