@@ -1,6 +1,6 @@
 import {
   type OtlpReceiver,
-  standardWebhookHeaders,
+  receivedWebhookHeaders,
   startOtlpReceiver,
   startReceiver,
   waitFor,
@@ -57,7 +57,7 @@ describe('network webhook → chats → fan-out', () => {
     receivers.forEach((r, i) => {
       const got = r.requests.find((g) => g.body.includes(sent.id));
       if (!got) throw new Error('not received');
-      const headers = standardWebhookHeaders(got);
+      const headers = receivedWebhookHeaders(got);
       expect(got.body).toBe(networkBody);
       expect(() => new Webhook(secrets[i] ?? '').verify(got.body, headers)).not.toThrow();
       expect(JSON.parse(got.body)).toMatchObject({

@@ -1,4 +1,4 @@
-import { standardWebhookHeaders, startReceiver, waitFor } from '@switchboard/testkit';
+import { receivedWebhookHeaders, startReceiver, waitFor } from '@switchboard/testkit';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiMessage, chatMessage, firstCustomerText, json, playedOut } from './support/api.ts';
@@ -79,7 +79,7 @@ describe('single process (services/inbox)', () => {
     );
     const got = receiver.requests.find((r) => r.body.includes(sent.id));
     if (!got) throw new Error('not received');
-    const headers = standardWebhookHeaders(got);
+    const headers = receivedWebhookHeaders(got);
     expect(() => new Webhook(secret).verify(got.body, headers)).not.toThrow();
     expect(() =>
       new Webhook(`whsec_${Buffer.alloc(32, 1).toString('base64')}`).verify(got.body, headers),

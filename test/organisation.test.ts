@@ -6,7 +6,7 @@ import { connectNats, createDb } from '@switchboard/kit';
 import { instanceId, streamName } from '@switchboard/proto';
 import {
   type Receiver,
-  standardWebhookHeaders,
+  receivedWebhookHeaders,
   startReceiver,
   testNatsUrl,
   waitFor,
@@ -185,7 +185,7 @@ describe('contacts from contact providers', () => {
     ]);
     // The request was signed with the provider's secret, Standard Webhooks style.
     const req = fastProvider.requests.at(-1);
-    const headers = standardWebhookHeaders(req);
+    const headers = receivedWebhookHeaders(req);
     expect(() => new Webhook(fast.secret).verify(req?.body ?? '', headers)).not.toThrow();
     expect(() => new Webhook(SLOW_SECRET).verify(req?.body ?? '', headers)).toThrow();
     expect(JSON.parse(req?.body ?? '{}')).toEqual({ type: 'search', query: 'ana', limit: 20 });

@@ -4,7 +4,7 @@ import type { NewPartner } from '@switchboard/provisioner';
 import {
   freshDatabase,
   type Receiver,
-  standardWebhookHeaders,
+  receivedWebhookHeaders,
   startReceiver,
   type TestDatabase,
   testNatsUrl,
@@ -77,7 +77,7 @@ function verifiedEvents(secret: string, kind: 'token' | 'errors', instanceId: st
   const wh = new Webhook(secret);
   return configurator.requests
     .filter((r) => r.headers['webhook-id'] === `msg_${kind}_${instanceId}`)
-    .map((r) => wh.verify(r.body, standardWebhookHeaders(r)));
+    .map((r) => wh.verify(r.body, receivedWebhookHeaders(r)));
 }
 
 async function create(body: Record<string, unknown>, key = partner.api_key): Promise<Response> {

@@ -13,7 +13,7 @@ import {
   admin,
   principal,
   type Receiver,
-  standardWebhookHeaders,
+  receivedWebhookHeaders,
   startReceiver,
   waitFor,
 } from '@switchboard/testkit';
@@ -341,7 +341,7 @@ describe('webhook resources over HTTP', () => {
     const body = JSON.parse(req.body);
     expect(body).toMatchObject({ object: 'whatsapp_business_account', test: true });
     expect(body.entry[0].changes[0].value.messages[0].type).toBe('text');
-    expect(new StandardWebhook(created.secret).verify(req.body, standardWebhookHeaders(req))).toBeTruthy();
+    expect(new StandardWebhook(created.secret).verify(req.body, receivedWebhookHeaders(req))).toBeTruthy();
 
     const deliveries = await app.inject({
       url: `/api/v1/webhooks/waba/${created.id}/deliveries/`,

@@ -73,7 +73,7 @@ export function networkBodyEventId(body: string): string | undefined {
 }
 
 /** The Standard Webhooks headers of a received request, as `Webhook.verify` takes them. */
-export function standardWebhookHeaders(
+export function receivedWebhookHeaders(
   request: ReceivedRequest | undefined,
 ): Record<'webhook-id' | 'webhook-timestamp' | 'webhook-signature', string> {
   return {

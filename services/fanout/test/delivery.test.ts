@@ -1,6 +1,6 @@
 import type { NetworkEvent } from '@switchboard/proto';
 import { fanoutRpc } from '@switchboard/proto';
-import { admin, standardWebhookHeaders, waitFor } from '@switchboard/testkit';
+import { admin, receivedWebhookHeaders, waitFor } from '@switchboard/testkit';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closingReceivers, type Harness, publishEvent, startHarness } from './helpers.ts';
@@ -36,7 +36,7 @@ describe('delivery', () => {
       expect(got.body).toBe(event.body);
       expect(got.headers['content-type']).toBe('application/json');
       expect(got.headers.authorization).toBe(`Bearer receiver-${i}`);
-      const verified = new StandardWebhook(hook.secret).verify(got.body, standardWebhookHeaders(got));
+      const verified = new StandardWebhook(hook.secret).verify(got.body, receivedWebhookHeaders(got));
       expect(verified).toEqual(JSON.parse(event.body));
       ids.add(String(got.headers['webhook-id']));
     });
@@ -152,7 +152,7 @@ describe('delivery', () => {
     await waitFor(async () => r.forEvent(event.event_id).length === 1, 10_000, 'delivery');
     const [got] = r.forEvent(event.event_id);
     if (!got) throw new Error('missing delivery');
-    const headers = standardWebhookHeaders(got);
+    const headers = receivedWebhookHeaders(got);
     expect(headers['webhook-signature'].split(' ')).toHaveLength(2);
     expect(new StandardWebhook(hook.secret).verify(got.body, headers)).toBeTruthy();
     expect(new StandardWebhook(rotated.secret).verify(got.body, headers)).toBeTruthy();

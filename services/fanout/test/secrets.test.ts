@@ -5,7 +5,7 @@ import {
   admin,
   type ReceivedRequest,
   type Receiver,
-  standardWebhookHeaders,
+  receivedWebhookHeaders,
   waitFor,
 } from '@switchboard/testkit';
 import { type Kysely, sql } from 'kysely';
@@ -34,7 +34,7 @@ afterAll(async () => {
 
 function verifies(secret: string, got: ReceivedRequest): boolean {
   try {
-    new StandardWebhook(secret).verify(got.body, standardWebhookHeaders(got));
+    new StandardWebhook(secret).verify(got.body, receivedWebhookHeaders(got));
     return true;
   } catch {
     return false;
