@@ -1,5 +1,5 @@
 import { generateSecret } from '@switchboard/kit';
-import { type Receiver, standardWebhookHeaders, startReceiver } from '@switchboard/testkit/tools';
+import { type Receiver, receivedWebhookHeaders, startReceiver } from '@switchboard/testkit/tools';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPartnerEventSender } from './partner-events.ts';
@@ -30,7 +30,7 @@ describe('partner events', () => {
     const got = receiver.requests.at(-1);
     expect(got?.headers['x-partner']).toBe('given');
     expect(got?.headers['webhook-id']).toBe('msg_token_in-000000000001');
-    const verified = new Webhook(secret).verify(got?.body ?? '', standardWebhookHeaders(got));
+    const verified = new Webhook(secret).verify(got?.body ?? '', receivedWebhookHeaders(got));
     expect(verified).toEqual({ token: 'abc' });
   });
 
