@@ -46,6 +46,12 @@ describe('prepared statements', () => {
     expect((await preparedTexts()).some((t) => t.includes('count(*)'))).toBe(false);
   });
 
+  it('leaves a long text unprepared (a batch statement whose size grows with the batch)', async () => {
+    const long = sql<{ v: number }>`select ${1}::int as v /* ${sql.raw('x'.repeat(9_000))} */`;
+    for (let i = 0; i < 3; i++) expect((await long.execute(db)).rows).toEqual([{ v: 1 }]);
+    expect((await preparedTexts()).some((t) => t.includes('xxxx'))).toBe(false);
+  });
+
   it('prepares at most 100 statements per connection and runs the others unnamed', async () => {
     for (let n = 0; n < 120; n++)
       for (let run = 0; run < 2; run++) {

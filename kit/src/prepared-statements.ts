@@ -10,10 +10,10 @@ import pg from 'pg';
  * send accepted in one), planning takes longer than executing: measured on this code, folding
  * one inbound body took 1.44 ms unnamed and 0.78 ms prepared. A statement becomes a named one on
  * a connection once its text has been seen `admitAfter` times in this process (so one-off texts,
- * such as a VALUES list of a size that never recurs, are never prepared), and at most
- * `perConnection` statements are prepared per connection (PostgreSQL keeps each one's plan in
- * that connection's memory). Statements without parameters keep the simple protocol, which
- * allows several commands in one text (migrations).
+ * such as a VALUES list of a size that never recurs, are never prepared), texts longer than
+ * `maxTextLength` never are, and at most `perConnection` statements are prepared per connection
+ * (PostgreSQL keeps each one's plan in that connection's memory). Statements without parameters
+ * keep the simple protocol, which allows several commands in one text (migrations).
  *
  * Behind a pooler that hands a client a different server connection per transaction (PgBouncer
  * in transaction mode before 1.21), named statements break: turn them off there
@@ -24,6 +24,12 @@ export interface PreparedStatementOptions {
   admitAfter?: number;
   /** Prepared statements per connection at the most; later texts run unnamed. */
   perConnection?: number;
+  /**
+   * Longer texts run unnamed and are not remembered: they are the batch statements whose size
+   * grows with the batch (a shape that rarely recurs, and whose planning the batch's rows
+   * share), and a server keeps every prepared plan in the connection's memory.
+   */
+  maxTextLength?: number;
 }
 
 /**
@@ -33,7 +39,7 @@ export interface PreparedStatementOptions {
  */
 const CACHED_PLAN_CHANGED = '0A000';
 /** Texts remembered with their count of executions, the least recently run forgotten first. */
-const REMEMBERED_TEXTS = 1_000;
+const REMEMBERED_TEXTS = 500;
 
 /** pg's result as Kysely reads it (the same object: Kysely's own pg driver passes it on as is). */
 const asKyselyResult = <R>(result: pg.QueryResult): PostgresQueryResult<R> =>
@@ -42,6 +48,7 @@ const asKyselyResult = <R>(result: pg.QueryResult): PostgresQueryResult<R> =>
 export function preparingPool(pool: pg.Pool, opts: PreparedStatementOptions = {}): PostgresPool {
   const admitAfter = opts.admitAfter ?? 2;
   const perConnection = opts.perConnection ?? 100;
+  const maxTextLength = opts.maxTextLength ?? 8 * 1024;
   // Bounded: the oldest texts are forgotten first, so varying texts cannot grow it without end.
   const seen = new Map<string, { times: number; name: string }>();
   const refused = new Set<string>();
@@ -49,7 +56,7 @@ export function preparingPool(pool: pg.Pool, opts: PreparedStatementOptions = {}
   const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>();
 
   function nameFor(client: pg.PoolClient, text: string): string | undefined {
-    if (refused.has(text)) return undefined;
+    if (text.length > maxTextLength || refused.has(text)) return undefined;
     const names = prepared.get(client) ?? new Set<string>();
     prepared.set(client, names);
     const known = seen.get(text);
