@@ -132,10 +132,12 @@ export async function startPushNotifier(deps: PushNotifierDeps): Promise<Consump
     // The durable starts at the stream's beginning and a backlog may follow an outage: news
     // older than this is not news.
     if (Date.now() - event.received_at > deps.maxAgeSeconds * 1000) return;
-    const notifications = notificationsOf(event.body);
-    if (!notifications.length) return;
+    // Whom to tell first (one read shared by the events of a burst): with no live token,
+    // the body need not be read.
     const { tokens, principals } = await audienceNow();
     if (!tokens.length) return;
+    const notifications = notificationsOf(event.body);
+    if (!notifications.length) return;
     const chats = new Map<string, ChatAccessSubject>(event.chats.map((c) => [c.wa_id, c]));
 
     const sends: Array<Promise<void>> = [];
