@@ -52,6 +52,34 @@ describe('prepared statements', () => {
     expect((await preparedTexts()).some((t) => t.includes('xxxx'))).toBe(false);
   });
 
+  it('leaves texts whose list of placeholders follows the input unprepared', async () => {
+    const inList = (ids: number[]) =>
+      db.selectFrom('items').select('id').where('id', 'in', ids).orderBy('id');
+    const oneArray = (ids: number[]) =>
+      sql<{ id: number }>`select id from items where id = any(${ids}::int[]) order by id`;
+    for (let i = 0; i < 3; i++) {
+      expect(await inList([1, 2]).execute()).toEqual([{ id: 1 }, { id: 2 }]);
+      expect((await oneArray([1, 2]).execute(db)).rows).toEqual([{ id: 1 }, { id: 2 }]);
+      expect(
+        await db
+          .insertInto('items')
+          .values([
+            { id: 10 + 2 * i, label: 'a' },
+            { id: 11 + 2 * i, label: 'b' },
+          ])
+          .execute(),
+      ).toHaveLength(1);
+    }
+    const texts = await preparedTexts();
+    expect(texts).not.toContain(inList([1, 2]).compile().sql);
+    expect(texts.some((t) => t.startsWith('insert into "items"'))).toBe(false);
+    expect(texts.some((t) => t.includes('= any($1::int[])'))).toBe(true);
+    // A list of one is one shape: prepared like any other statement.
+    for (let i = 0; i < 2; i++) await inList([1]).execute();
+    expect(await preparedTexts()).toContain(inList([1]).compile().sql);
+    await db.deleteFrom('items').where('id', '>=', 10).execute();
+  });
+
   it('prepares at most 100 statements per connection and runs the others unnamed', async () => {
     for (let n = 0; n < 120; n++)
       for (let run = 0; run < 2; run++) {

@@ -11,7 +11,8 @@ import pg from 'pg';
  * one inbound body took 1.44 ms unnamed and 0.78 ms prepared. A statement becomes a named one on
  * a connection once its text has been seen `admitAfter` times in this process (so one-off texts,
  * such as a VALUES list of a size that never recurs, are never prepared), texts longer than
- * `maxTextLength` never are, and at most `perConnection` statements are prepared per connection
+ * `maxTextLength` never are, nor are texts with a list of placeholders as long as the input
+ * (`VARIABLE_LENGTH_LIST`), and at most `perConnection` statements are prepared per connection
  * (PostgreSQL keeps each one's plan in that connection's memory). Statements without parameters
  * keep the simple protocol, which allows several commands in one text (migrations).
  *
@@ -38,6 +39,14 @@ export interface PreparedStatementOptions {
  * at once unless a transaction was open (which the error aborted: its caller decides).
  */
 const CACHED_PLAN_CHANGED = '0A000';
+/**
+ * A list of placeholders whose length follows the input: `in ($1, $2, …)` and multi-row
+ * `values (…), (…)`. Each length is its own text, so such texts would fill a connection's
+ * prepared slots (which are never given back) with shapes that rarely recur; they run unnamed.
+ * Statements that take any number of values as one array (`= any($1)`, `unnest($1)`) keep one
+ * text and are prepared.
+ */
+const VARIABLE_LENGTH_LIST = /\bin \(\$\d+, \$\d+|\), \(\$\d+/i;
 /** Texts remembered with their count of executions, the least recently run forgotten first. */
 const REMEMBERED_TEXTS = 500;
 
@@ -56,7 +65,7 @@ export function preparingPool(pool: pg.Pool, opts: PreparedStatementOptions = {}
   const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>();
 
   function nameFor(client: pg.PoolClient, text: string): string | undefined {
-    if (text.length > maxTextLength || refused.has(text)) return undefined;
+    if (text.length > maxTextLength || refused.has(text) || VARIABLE_LENGTH_LIST.test(text)) return undefined;
     const names = prepared.get(client) ?? new Set<string>();
     prepared.set(client, names);
     const known = seen.get(text);

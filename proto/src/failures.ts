@@ -58,6 +58,7 @@ const PG_CONNECTION_MESSAGES =
   /connection terminated|timeout exceeded when trying to connect|not queryable|connection error|cannot use a pool after calling end|server closed the connection|the database system is (starting up|shutting down|in recovery mode)/i;
 
 const SQLSTATE = /^[0-9A-Z]{5}$/;
+const CACHED_PLAN_CHANGED = /cached plan must not change result type/i;
 
 function sqlstateClass(code: string): FailureClass {
   const cls = code.slice(0, 2);
@@ -88,6 +89,10 @@ function classifyOne(err: unknown): { class: FailureClass; code: string | null }
   const message = typeof e.message === 'string' ? e.message : '';
   // node-postgres DatabaseError (and anything else carrying a SQLSTATE and a severity).
   if (code && SQLSTATE.test(code) && (name === 'error' || name === 'DatabaseError' || 'severity' in e)) {
+    // A prepared statement whose result columns a migration changed: the statement runs
+    // unnamed from then on (kit's prepared-statements.ts), so the transaction it aborted
+    // succeeds when run again.
+    if (code === '0A000' && CACHED_PLAN_CHANGED.test(message)) return { class: 'transient', code };
     return { class: sqlstateClass(code), code };
   }
   if (code && TRANSIENT_SOCKET_CODES.has(code)) return { class: 'transient', code };

@@ -113,4 +113,14 @@ describe('sendStatesHeadsAndClaims', () => {
       [a1, true, null],
     ]);
   });
+
+  it('hands the claim of a send asked twice in one statement to its first asker only', async () => {
+    const [a1] = await queued('491710000005', 1);
+    if (!a1) throw new Error('not queued');
+    const out = await sendStatesHeadsAndClaims(db, [a1, a1], 30);
+    expect(out.map((o) => [o?.id, o?.head?.id, o?.claimed?.id ?? null])).toEqual([
+      [a1, a1, a1],
+      [a1, a1, null],
+    ]);
+  });
 });

@@ -1,3 +1,5 @@
+import { classifyFailure } from '@switchboard/proto';
+
 interface Pending<I, O> {
   item: I;
   resolve(out: O): void;
@@ -13,8 +15,11 @@ export interface GroupCommit<I, O> {
  * Group commit: each caller submits its item and waits; whatever arrived while a batch was
  * running is run next, together, by `run` (one transaction or statement for all of them). An
  * idle committer runs a lone item at once (no timer: batching adds no latency), a busy one runs
- * as many items per round trip as arrived meanwhile. When a batch fails, its items are run one
- * by one, so each caller sees its own outcome and a poison item cannot fail the others.
+ * as many items per round trip as arrived meanwhile. When a batch fails for a reason in its
+ * data, its items are run one by one, so each caller sees its own outcome and a poison item
+ * cannot fail the others. When it fails because the database is unreachable or restarting
+ * (a transient failure), every item would fail the same way, slowly: all its callers get that
+ * failure at once and retry on their own schedules.
  *
  * `run` answers one output per item, in order.
  */
@@ -54,8 +59,9 @@ export function createGroupCommit<I, O>(
         }
         try {
           await settle(batch);
-        } catch {
-          for (const p of batch) await alone(p);
+        } catch (err) {
+          if (classifyFailure(err).class === 'transient') for (const p of batch) p.reject(err);
+          else for (const p of batch) await alone(p);
         }
       }
     } finally {

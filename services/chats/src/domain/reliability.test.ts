@@ -23,10 +23,17 @@ describe('failure classes', () => {
     // A wrapper (undici's "fetch failed" TypeError) is as transient as its cause.
     const wrapped = new TypeError('fetch failed', { cause: refused });
     expect(classifyFailure(wrapped).class).toBe('transient');
+    // A prepared statement outdated by a migration: it runs unnamed when the work is retried.
+    const replanned = Object.assign(new Error('cached plan must not change result type'), {
+      name: 'error',
+      code: '0A000',
+      severity: 'ERROR',
+    });
+    expect(classifyFailure(replanned).class).toBe('transient');
   });
 
   it('treats data exceptions, broken constraints, schema failures and bugs as permanent', () => {
-    for (const code of ['22P05', '22021', '22003', '23502', '54000']) {
+    for (const code of ['22P05', '22021', '22003', '23502', '54000', '0A000']) {
       expect([code, classifyFailure(pgError(code)).class]).toEqual([code, 'permanent']);
     }
     expect(classifyFailure(pgError('22P05')).code).toBe('22P05');

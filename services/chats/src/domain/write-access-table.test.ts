@@ -60,4 +60,22 @@ describe('createGroupCommit', () => {
     // The first alone (the committer was idle), then the rest together, then one by one.
     expect(batches).toEqual([[1], [2, 13, 4], [2], [13], [4]]);
   });
+
+  it('fails a whole batch at once when the database is unreachable, without running it item by item', async () => {
+    const batches: number[][] = [];
+    const down = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    const commit = createGroupCommit<number, number>(async (items) => {
+      batches.push([...items]);
+      if (items.length > 1) throw down;
+      return items;
+    });
+    const outcomes = await Promise.allSettled([1, 2, 3, 4].map((i) => commit.submit(i)));
+    expect(outcomes.map((o) => (o.status === 'fulfilled' ? o.value : o.reason))).toEqual([
+      1,
+      down,
+      down,
+      down,
+    ]);
+    expect(batches).toEqual([[1], [2, 3, 4]]);
+  });
 });

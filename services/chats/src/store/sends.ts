@@ -77,19 +77,23 @@ export async function sendStatesHeadsAndClaims(
         'overdue_s', h.overdue_s) from head h where h.wa_id = m.wa_id) as head,
       (select row_to_json(c) from claimed c where c.id = m.id) as claimed
     from m`.execute(db);
-  const byId = new Map(
-    result.rows.map((row) => [
-      row.id,
-      {
-        id: row.id,
-        wa_id: row.wa_id,
-        send_state: row.send_state,
-        head: row.head ?? undefined,
-        claimed: row.claimed ?? undefined,
-      },
-    ]),
-  );
-  return ids.map((id) => byId.get(id));
+  const byId = new Map(result.rows.map((row) => [row.id, row]));
+  // The same send asked twice in one batch (a command redelivered while its first copy waited)
+  // is claimed once: only its first asker gets the claim, the others see it held.
+  const handedOut = new Set<string>();
+  return ids.map((id) => {
+    const row = byId.get(id);
+    if (!row) return undefined;
+    const claimed = row.claimed && !handedOut.has(id) ? row.claimed : undefined;
+    if (claimed) handedOut.add(id);
+    return {
+      id: row.id,
+      wa_id: row.wa_id,
+      send_state: row.send_state,
+      head: row.head ?? undefined,
+      claimed,
+    };
+  });
 }
 
 /** What a worker needs of the send it holds. */

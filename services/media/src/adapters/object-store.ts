@@ -31,11 +31,16 @@ const HEADER_ROOM = 4 * 1024;
  */
 const WRITE_WINDOW = 4;
 /**
- * Chunks a reader asks for ahead of the one it hands on: the fetches overlap the client's
+ * Bytes a reader asks for ahead of the chunk it hands on: the fetches overlap the client's
  * socket writes (one at a time, the connection to NATS waits on each round trip), and what a
- * reader holds stays bounded (this many chunks, plus the one being written to the client).
+ * reader holds stays bounded (this much, plus the chunk being written to the client). Counted in
+ * bytes, not chunks, because objects written with larger chunks (an earlier chunk size, another
+ * client) are read too: 16 chunks of today's 128 KB, 4 of 512 KB.
  */
-const READ_AHEAD = 16;
+const READ_AHEAD_BYTES = 2 * 1024 * 1024;
+/** Chunks in flight for a reader of an object of `chunkBytes` chunks. */
+export const readAheadChunks = (chunkBytes: number): number =>
+  Math.max(1, Math.floor(READ_AHEAD_BYTES / Math.max(1, chunkBytes)));
 /** The key in an object's description (`metadata`) under which its chunks' sequence numbers are kept. */
 const CHUNK_SEQS_KEY = 'chunk-seqs';
 
@@ -167,7 +172,7 @@ export async function createObjectStoreStorage(opts: {
   const missing = (nuid: string, i: number, total: number) =>
     new Error(`media object ${nuid}: chunk ${i + 1} of ${total} is missing`);
 
-  /** Chunks `first` to `last` by their sequence numbers, `READ_AHEAD` fetches in flight. */
+  /** Chunks `first` to `last` by their sequence numbers, `READ_AHEAD_BYTES` of fetches in flight. */
   async function* readAhead(
     l: Layout,
     seqs: ChunkSeqs,
@@ -178,6 +183,7 @@ export async function createObjectStoreStorage(opts: {
     const wanted = chunkSeqsBetween(seqs, first, last);
     const subject = chunkSubject(l.nuid);
     const inFlight: Array<Promise<StoredMsg | null>> = [];
+    const ahead = readAheadChunks(l.chunkBytes);
     let asked = 0;
     const ask = () => {
       const fetch = jsm.direct.getMessage(stream, { seq: wanted[asked++] ?? 0 });
@@ -185,7 +191,7 @@ export async function createObjectStoreStorage(opts: {
       fetch.catch(() => undefined);
       inFlight.push(fetch);
     };
-    while (asked < wanted.length && inFlight.length < READ_AHEAD) ask();
+    while (asked < wanted.length && inFlight.length < ahead) ask();
     for (let i = first; i <= last; i++) {
       const m = await inFlight.shift();
       if (asked < wanted.length) ask();
