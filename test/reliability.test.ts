@@ -6,11 +6,17 @@ import {
   instanceId,
   listInboundDeadLetters,
   messagesWebhookBody,
-  type Principal,
   redriveInboundDeadLetter,
 } from '@switchboard/proto';
 import { type Bus, createBus } from '@switchboard/proto/bus';
-import { repoRoot, spawnService, startReceiver, testNatsUrl, waitFor } from '@switchboard/testkit';
+import {
+  admin as adminPrincipal,
+  repoRoot,
+  spawnService,
+  startReceiver,
+  testNatsUrl,
+  waitFor,
+} from '@switchboard/testkit';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiMessage, chatMessage, chatMessages, json } from './support/api.ts';
@@ -302,14 +308,7 @@ describe('inbound bodies are never dropped', () => {
     const wamid = /"id":"(wamid\.poison\.\d+)"/.exec(letter.body)?.[1];
     // The fix ships: chats restarts without the fault.
     await restartChats({ hook: false });
-    const principal: Principal = {
-      user_id: 1,
-      username: 'admin',
-      role: 'admin',
-      group_ids: [],
-      permissions: { can_use_tags: true, can_read_chats: 'all', can_write_to_chats: 'all' },
-      assigned_wa_ids: [],
-    };
+    const principal = adminPrincipal;
     const first = await bus.request(redriveInboundDeadLetter, { principal, id: letter.id });
     expect(Number.isInteger(first.redriven_at)).toBe(true);
     expect(Math.abs((first.redriven_at ?? 0) - Math.floor(Date.now() / 1000))).toBeLessThanOrEqual(5);

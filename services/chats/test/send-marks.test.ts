@@ -4,7 +4,7 @@
  * marked in the same statement.
  */
 import { randomUUID } from 'node:crypto';
-import type { Principal } from '@switchboard/proto';
+import { admin } from '@switchboard/testkit/tools';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatsDatabase } from '../src/db.ts';
@@ -19,15 +19,6 @@ const NOW = 1_800_000_000;
 
 beforeAll(async () => ({ db, close } = await openChatsDatabase('send_marks')));
 afterAll(() => close());
-
-const admin: Principal = {
-  user_id: 1,
-  username: 'admin',
-  role: 'admin',
-  group_ids: [],
-  permissions: { can_use_tags: true, can_read_chats: 'all', can_write_to_chats: 'all' },
-  assigned_wa_ids: [],
-};
 
 /** A customer with an open window and `n` queued sends, oldest first. */
 async function queued(waId: string, n: number): Promise<string[]> {
