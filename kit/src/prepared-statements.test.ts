@@ -1,7 +1,9 @@
 import { freshDatabase } from '@switchboard/testkit';
-import { type Kysely, sql } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb } from './db.ts';
+import { preparingPool } from './prepared-statements.ts';
 
 interface Db {
   items: { id: number; label: string };
@@ -52,34 +54,6 @@ describe('prepared statements', () => {
     expect((await preparedTexts()).some((t) => t.includes('xxxx'))).toBe(false);
   });
 
-  it('leaves texts whose list of placeholders follows the input unprepared', async () => {
-    const inList = (ids: number[]) =>
-      db.selectFrom('items').select('id').where('id', 'in', ids).orderBy('id');
-    const oneArray = (ids: number[]) =>
-      sql<{ id: number }>`select id from items where id = any(${ids}::int[]) order by id`;
-    for (let i = 0; i < 3; i++) {
-      expect(await inList([1, 2]).execute()).toEqual([{ id: 1 }, { id: 2 }]);
-      expect((await oneArray([1, 2]).execute(db)).rows).toEqual([{ id: 1 }, { id: 2 }]);
-      expect(
-        await db
-          .insertInto('items')
-          .values([
-            { id: 10 + 2 * i, label: 'a' },
-            { id: 11 + 2 * i, label: 'b' },
-          ])
-          .execute(),
-      ).toHaveLength(1);
-    }
-    const texts = await preparedTexts();
-    expect(texts).not.toContain(inList([1, 2]).compile().sql);
-    expect(texts.some((t) => t.startsWith('insert into "items"'))).toBe(false);
-    expect(texts.some((t) => t.includes('= any($1::int[])'))).toBe(true);
-    // A list of one is one shape: prepared like any other statement.
-    for (let i = 0; i < 2; i++) await inList([1]).execute();
-    expect(await preparedTexts()).toContain(inList([1]).compile().sql);
-    await db.deleteFrom('items').where('id', '>=', 10).execute();
-  });
-
   it('prepares at most 100 statements per connection and runs the others unnamed', async () => {
     for (let n = 0; n < 120; n++)
       for (let run = 0; run < 2; run++) {
@@ -89,6 +63,30 @@ describe('prepared statements', () => {
         expect(rows.rows[0]?.v).toBe(n + run);
       }
     expect((await preparedTexts()).length).toBe(100);
+  });
+
+  it('retires a full connection that keeps running recurring texts unnamed, so they are prepared again', async () => {
+    const tdb = await freshDatabase('prepared_retire');
+    const pool = new pg.Pool({ connectionString: tdb.url, max: 1 });
+    const own = new Kysely<Db>({
+      dialect: new PostgresDialect({ pool: preparingPool(pool, { perConnection: 2, retireAfterMisses: 3 }) }),
+    });
+    const backend = async () =>
+      (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(own)).rows[0]?.pid;
+    const text = (n: number) => sql<{ v: number }>`select ${n}::int as v, ${sql.lit(n)} as shape`;
+    // Two one-off shapes take both slots.
+    for (const n of [1, 2]) for (let run = 0; run < 2; run++) await text(n).execute(own);
+    const first = await backend();
+    // A third shape recurs and finds no slot: after three misses the connection is retired.
+    for (let run = 0; run < 4; run++) expect((await text(3).execute(own)).rows).toEqual([{ v: 3, shape: 3 }]);
+    expect(await backend()).not.toBe(first);
+    await text(3).execute(own);
+    const names = (
+      await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(own)
+    ).rows;
+    expect(names.some((r) => r.statement.includes('as shape') && r.statement.includes('3'))).toBe(true);
+    await own.destroy();
+    await tdb.drop();
   });
 
   it('runs a statement unnamed once its prepared plan no longer fits the table', async () => {

@@ -11,8 +11,7 @@ import pg from 'pg';
  * one inbound body took 1.44 ms unnamed and 0.78 ms prepared. A statement becomes a named one on
  * a connection once its text has been seen `admitAfter` times in this process (so one-off texts,
  * such as a VALUES list of a size that never recurs, are never prepared), texts longer than
- * `maxTextLength` never are, nor are texts with a list of placeholders as long as the input
- * (`VARIABLE_LENGTH_LIST`), and at most `perConnection` statements are prepared per connection
+ * `maxTextLength` never are, and at most `perConnection` statements are prepared per connection
  * (PostgreSQL keeps each one's plan in that connection's memory). Statements without parameters
  * keep the simple protocol, which allows several commands in one text (migrations).
  *
@@ -25,6 +24,14 @@ export interface PreparedStatementOptions {
   admitAfter?: number;
   /** Prepared statements per connection at the most; later texts run unnamed. */
   perConnection?: number;
+  /**
+   * A connection whose slots are full and which has run this many recurring texts unnamed
+   * (texts run `admitAfter` times that found no slot) is closed when released, and the pool
+   * opens a fresh one. PostgreSQL keeps a statement until its connection ends, and the client
+   * library offers no way to forget one, so the slots taken by texts that stopped recurring
+   * (a batch statement of a size seen twice at start) are given back this way.
+   */
+  retireAfterMisses?: number;
   /**
    * Longer texts run unnamed and are not remembered: they are the batch statements whose size
    * grows with the batch (a shape that rarely recurs, and whose planning the batch's rows
@@ -39,14 +46,6 @@ export interface PreparedStatementOptions {
  * at once unless a transaction was open (which the error aborted: its caller decides).
  */
 const CACHED_PLAN_CHANGED = '0A000';
-/**
- * A list of placeholders whose length follows the input: `in ($1, $2, …)` and multi-row
- * `values (…), (…)`. Each length is its own text, so such texts would fill a connection's
- * prepared slots (which are never given back) with shapes that rarely recur; they run unnamed.
- * Statements that take any number of values as one array (`= any($1)`, `unnest($1)`) keep one
- * text and are prepared.
- */
-const VARIABLE_LENGTH_LIST = /\bin \(\$\d+, \$\d+|\), \(\$\d+/i;
 /** Texts remembered with their count of executions, the least recently run forgotten first. */
 const REMEMBERED_TEXTS = 500;
 
@@ -57,15 +56,17 @@ const asKyselyResult = <R>(result: pg.QueryResult): PostgresQueryResult<R> =>
 export function preparingPool(pool: pg.Pool, opts: PreparedStatementOptions = {}): PostgresPool {
   const admitAfter = opts.admitAfter ?? 2;
   const perConnection = opts.perConnection ?? 100;
+  const retireAfterMisses = opts.retireAfterMisses ?? 1_000;
   const maxTextLength = opts.maxTextLength ?? 8 * 1024;
   // Bounded: the oldest texts are forgotten first, so varying texts cannot grow it without end.
   const seen = new Map<string, { times: number; name: string }>();
   const refused = new Set<string>();
   const prepared = new WeakMap<pg.PoolClient, Set<string>>();
+  const misses = new WeakMap<pg.PoolClient, number>();
   const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>();
 
   function nameFor(client: pg.PoolClient, text: string): string | undefined {
-    if (text.length > maxTextLength || refused.has(text) || VARIABLE_LENGTH_LIST.test(text)) return undefined;
+    if (text.length > maxTextLength || refused.has(text)) return undefined;
     const names = prepared.get(client) ?? new Set<string>();
     prepared.set(client, names);
     const known = seen.get(text);
@@ -77,7 +78,11 @@ export function preparingPool(pool: pg.Pool, opts: PreparedStatementOptions = {}
     seen.set(text, entry);
     if (seen.size > REMEMBERED_TEXTS) seen.delete(seen.keys().next().value ?? '');
     if (names.has(entry.name)) return entry.name;
-    if (entry.times < admitAfter || names.size >= perConnection) return undefined;
+    if (entry.times < admitAfter) return undefined;
+    if (names.size >= perConnection) {
+      misses.set(client, (misses.get(client) ?? 0) + 1);
+      return undefined;
+    }
     names.add(entry.name);
     return entry.name;
   }
@@ -111,7 +116,15 @@ export function preparingPool(pool: pg.Pool, opts: PreparedStatementOptions = {}
         return unnamed().then(asKyselyResult<R>);
       });
     }
-    const wrapper: PostgresPoolClient = { query, release: () => client.release() };
+    const wrapper: PostgresPoolClient = {
+      query,
+      release: () => {
+        // pg-pool closes a client released with an error instead of keeping it.
+        if ((misses.get(client) ?? 0) >= retireAfterMisses)
+          client.release(new Error('prepared statement slots full: connection retired'));
+        else client.release();
+      },
+    };
     wrappers.set(client, wrapper);
     return wrapper;
   }
