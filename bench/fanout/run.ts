@@ -17,7 +17,7 @@ import {
   instanceId,
   messagesWebhookBody,
   type NetworkEvent,
-  networkMessageEvent,
+  networkEvent,
   principalLookup,
 } from '@switchboard/proto';
 import { type Bus, createBus } from '@switchboard/proto/bus';
@@ -139,7 +139,7 @@ async function publishBurst(bus: Bus, count: number): Promise<Map<string, number
   const worker = async () => {
     for (let e = events[next++]; e; e = events[next++]) {
       sentAt.set(e.event_id, performance.now());
-      await bus.publish(networkMessageEvent, e);
+      await bus.publish(networkEvent, e);
     }
   };
   await Promise.all(Array.from({ length: 256 }, worker));
@@ -278,7 +278,7 @@ async function runScenario(bus: Bus, s: Scenario) {
   await paced(s.pacedRate, s.pacedSeconds, async () => {
     const e = makeEvent();
     pacedSent.set(e.event_id, performance.now());
-    await bus.publish(networkMessageEvent, e);
+    await bus.publish(networkEvent, e);
   });
   await waitArrivals(receivers, pacedSent, 'paced deliveries');
   const fanPaced = summarise(latencies(receivers, pacedSent));
@@ -320,7 +320,7 @@ async function runIsolation(bus: Bus, db: ReturnType<typeof createDb<FanoutDatab
     await paced(isolation.rate, isolation.seconds, async () => {
       const e = makeEvent();
       sent.set(e.event_id, performance.now());
-      await bus.publish(networkMessageEvent, e);
+      await bus.publish(networkEvent, e);
     });
     await waitArrivals(healthy, sent, `healthy deliveries (${label})`);
     const out = latencies(healthy, sent);

@@ -23,13 +23,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { connectNats } from '@switchboard/kit';
-import {
-  instanceId,
-  isNetworkEventSubject,
-  messagesWebhookBody,
-  NetworkEventSchema,
-  networkEventsFilter,
-} from '@switchboard/proto';
+import { instanceId, messagesWebhookBody, networkEvent } from '@switchboard/proto';
 import { sandboxSettings, startSandbox } from '@switchboard/sandbox';
 import { startLocalInfra } from '@switchboard/testkit/infra';
 import { repoRoot, waitFor } from '@switchboard/testkit/tools';
@@ -167,13 +161,11 @@ const nc = await connectNats(infra.natsUrl, 'bench-messaging');
 const committedAt = new Map<string, number>();
 const waiting = new Map<string, () => void>();
 const decoder = new TextDecoder();
-// Both network event subjects: customer messages and statuses.
-const events = nc.subscribe(networkEventsFilter(instanceId(instance)));
+const events = nc.subscribe(networkEvent.subject(instanceId(instance)));
 void (async () => {
   for await (const m of events) {
     const t = performance.now();
-    if (!isNetworkEventSubject(instanceId(instance), m.subject)) continue;
-    const event = NetworkEventSchema.parse(JSON.parse(decoder.decode(m.data)));
+    const event = networkEvent.schema.parse(JSON.parse(decoder.decode(m.data)));
     for (const [, wamid] of event.body.matchAll(/"id":\s*"(wamid\.[^"]+)"/g)) {
       if (!wamid) continue;
       if (committedAt.has(wamid)) continue;

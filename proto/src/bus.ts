@@ -228,11 +228,6 @@ interface DeliveryLoopBase<S extends z.ZodType> extends ConsumeOptions {
    * interval, so AckWait only ever expires for messages of a process that died.
    */
   heartbeatMs?: number;
-  /**
-   * Whether a message's subject is one the handler takes; others (a wildcard filter also
-   * matches them) are acknowledged unread, never decoded nor handed on. All when omitted.
-   */
-  takes?: (subject: string) => boolean;
 }
 
 export type DeliveryLoopOptions<S extends z.ZodType> = DeliveryLoopBase<S> &
@@ -383,10 +378,6 @@ export function runDeliveryLoop<S extends z.ZodType>(o: DeliveryLoopOptions<S>):
     });
 
   const start = (m: JsMsg) => {
-    if (o.takes && !o.takes(m.subject)) {
-      settle(m, { kind: 'ack' });
-      return;
-    }
     const p = handle(m).finally(() => {
       inFlight.delete(p);
       signal();

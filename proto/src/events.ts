@@ -1,9 +1,7 @@
 import { z } from 'zod';
 import { defineEvent } from './contracts.ts';
-import type { InstanceId } from './instance.ts';
 import { WaIdSchema } from './network/common.ts';
 import { ChatAccessSubjectSchema } from './principal.ts';
-import { subjects } from './subjects.ts';
 
 /**
  * One network event for the fan-out: a network webhook body that chats has stored, or a test
@@ -32,38 +30,4 @@ export const NetworkEventSchema = z.object({
 });
 export type NetworkEvent = z.infer<typeof NetworkEventSchema>;
 
-/**
- * Network events travel on two subjects by what their body carries, so that consumers that act
- * only on customer messages (the push notifier, the media service's inbound durable) are not
- * handed the statuses, three for every message the business sends:
- *
- * - `sb.<i>.events.network`: the body carries at least one customer message (kind `message`).
- *   The subject all network events shared before the split: durables filtering on it keep
- *   their position and now see only messages.
- * - `sb.<i>.events.network_status`: everything else (statuses, test and other events).
- *
- * One stream keeps their order; the fan-out's durables filter `sb.<i>.events.*` and take both
- * (`networkEventsFilter`).
- */
-export const networkMessageEvent = defineEvent('network', NetworkEventSchema);
-export const networkStatusEvent = defineEvent('network_status', NetworkEventSchema);
-
-/** The contract a network event is published on (see `networkMessageEvent`). */
-export function networkEventContract(event: Pick<NetworkEvent, 'kinds'>) {
-  return event.kinds.includes('message') ? networkMessageEvent : networkStatusEvent;
-}
-
-/** Whether a subject of the events stream is one of the two network event subjects. */
-export function isNetworkEventSubject(instance: InstanceId, subject: string): boolean {
-  return (
-    subject === networkMessageEvent.subject(instance) || subject === networkStatusEvent.subject(instance)
-  );
-}
-
-/**
- * The one filter (nats-server 2.9: one per consumer) that takes both network event subjects: every
- * event kind of the stream (`sb.<i>.events.<kind>`, one token), whose non-network events
- * (identity, webhook lifecycle: rare) the consumer acknowledges unread. A wildcard that is a
- * superset of the single subject used before the split, so widening a durable to it skips nothing.
- */
-export const networkEventsFilter = (instance: InstanceId): string => subjects.events(instance, '*');
+export const networkEvent = defineEvent('network', NetworkEventSchema);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineConsumer, serviceRpcs } from './contracts.ts';
-import { networkMessageEvent } from './events.ts';
+import { networkEvent } from './events.ts';
 import { RoleSchema } from './principal.ts';
 import { chatsRpc } from './requests.ts';
 
@@ -89,14 +89,13 @@ export const setMessageMedia = chatsRpc('messages.set_media', {
 });
 
 /**
- * The media service's durable on the network events with customer messages chats publishes
- * after storing each body (statuses travel on another subject and never reach it):
+ * The media service's durable on the network events chats publishes after storing each body:
  * every customer message with media is fetched from the network, with retries (a handler that
  * fails is redelivered; the network's URLs expire, so each attempt asks for a fresh one).
  */
 export const mediaInboundConsumer = defineConsumer({
   durable: 'media-inbound',
-  message: networkMessageEvent,
+  message: networkEvent,
   ackWaitSeconds: 30,
   maxAckPending: 1_000,
   concurrency: 8,

@@ -5,7 +5,7 @@ import {
   instanceId,
   messagesWebhookBody,
   type NetworkEvent,
-  networkMessageEvent,
+  networkEvent,
   type Principal,
   principalLookup,
   type WebhookWithSecret,
@@ -84,7 +84,7 @@ export async function publishEvent(
     received_at: Date.now(),
     body: networkBody(eventId, text),
   };
-  await bus.publish(networkMessageEvent, event);
+  await bus.publish(networkEvent, event);
   return event;
 }
 

@@ -3,7 +3,7 @@ import {
   classifyFailure,
   deliverMessageConsumer,
   NetworkError,
-  networkStatusEvent,
+  networkEvent,
   type OutboundMessageInput,
 } from '@switchboard/proto';
 import type { Bus, Consumption, DeliveryContext, Disposition } from '@switchboard/proto/bus';
@@ -103,7 +103,7 @@ export async function startDeliveryWorker(deps: {
   async function publishFailed(m: { id: string; wa_id: string }, errors: unknown[]): Promise<void> {
     const body = failedStatusBody(deps.phoneNumber, m.id, m.wa_id, errors);
     await bus.publish(
-      networkStatusEvent,
+      networkEvent,
       {
         event_id: `failed-${m.id}`,
         kinds: ['status'],

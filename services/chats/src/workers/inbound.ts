@@ -5,7 +5,7 @@ import {
   classifyFailure,
   consumers,
   type NetworkEvent,
-  networkEventContract,
+  networkEvent,
 } from '@switchboard/proto';
 import type { Bus, Consumption, DeliveryContext, Disposition } from '@switchboard/proto/bus';
 import type { Kysely } from 'kysely';
@@ -138,7 +138,7 @@ export async function startInboundConsumer(deps: {
             );
           }
           const event: NetworkEvent = { ...base, chats };
-          await bus.publish(networkEventContract(event), event, { idempotencyKey: event.event_id });
+          await bus.publish(networkEvent, event, { idempotencyKey: event.event_id });
           return undefined;
         } catch (err) {
           const f = classifyFailure(err);

@@ -38,8 +38,6 @@ export async function startConsumerLoop<S extends z.ZodType>(opts: {
   schema: S;
   maxMessages: number;
   acks: AckBatcher;
-  /** Subjects the handler takes; the others the durable's filter matches are acknowledged unread. */
-  takes?: (subject: string) => boolean;
   log: Logger;
   handle: (payload: z.output<S>, ctx: MessageContext) => Promise<Disposition>;
 }): Promise<ConsumerLoop> {
@@ -54,7 +52,6 @@ export async function startConsumerLoop<S extends z.ZodType>(opts: {
     schema: opts.schema,
     handler: (payload, ctx) => opts.handle(payload, ctx),
     retryDelayMs: () => HANDLER_FAILURE_DELAY_MS,
-    ...(opts.takes && { takes: opts.takes }),
     settle: (m, d) => opts.acks.add(() => settleNow(m, d)),
     onError: (err, at) => opts.log.error({ err, durable: opts.durable, seq: at.seq }, 'delivery not handled'),
   });

@@ -1,12 +1,11 @@
 import {
   AckPolicy,
   type ConsumerConfig,
-  type ConsumerInfo,
   DeliverPolicy,
   JetStreamApiError,
   type JetStreamManager,
 } from '@nats-io/jetstream';
-import { type InstanceId, networkEventsFilter, streamName, webhookReplayStream } from '@switchboard/proto';
+import { type InstanceId, networkEvent, streamName, webhookReplayStream } from '@switchboard/proto';
 
 const MAIN_PREFIX = 'fanout-wh-';
 const REPLAY_PREFIX = 'fanout-wr-';
@@ -60,8 +59,7 @@ export function durableConfigs(
       description: `switchboard fan-out to webhook ${webhookId}`,
       // Only events published after the webhook exists.
       deliver_policy: DeliverPolicy.New,
-      // Both network event subjects (customer messages, statuses and the rest), in stream order.
-      filter_subject: networkEventsFilter(instance),
+      filter_subject: networkEvent.subject(instance),
     },
     replay: {
       ...common,
@@ -88,9 +86,7 @@ async function ensureOne(
   for (let round = 0; ; round++) {
     try {
       const info = await jsm.consumers.info(stream, name);
-      if (config.filter_subject !== undefined && info.config.filter_subject !== config.filter_subject) {
-        await refilter(jsm, stream, name, config, await firstUnsettled(jsm, stream, info));
-      } else if (
+      if (
         info.config.ack_wait !== limits.ack_wait ||
         info.config.max_ack_pending !== limits.max_ack_pending
       ) {
@@ -107,61 +103,6 @@ async function ensureOne(
       // Another process created it between our info and add: read it again once.
       if (round > 0) throw err;
     }
-  }
-}
-
-/**
- * The stream sequence from which a durable has not settled everything: right after its ack
- * floor, or after all it delivered when nothing is pending. nats-server 2.9 reports an ack
- * floor of 0 until the first ack, so a durable that has delivered without ever being acked has
- * its first unsettled message found by walking back from the last delivered one over its
- * filter's messages (at most max_ack_pending of them are pending).
- */
-async function firstUnsettled(jsm: JetStreamManager, stream: string, info: ConsumerInfo): Promise<number> {
-  if (info.num_ack_pending === 0) return info.delivered.stream_seq + 1;
-  if (info.ack_floor.consumer_seq > 0) return info.ack_floor.stream_seq + 1;
-  let pending = info.num_ack_pending;
-  for (let seq = info.delivered.stream_seq; seq > 0; seq--) {
-    const m = await jsm.streams.getMessage(stream, { seq }).catch((err: unknown) => {
-      if (isNotFound(err)) return null;
-      throw err;
-    });
-    if (m?.subject === info.config.filter_subject && --pending === 0) return seq;
-  }
-  return 1;
-}
-
-/**
- * Gives a durable a new filter: a durable made while every network event had one subject is
- * made again on the filter that takes both (`networkEventsFilter`). Not by updating it: on
- * nats-server 2.9.10 a consumer whose filter was updated reports its pending messages but
- * delivers none, ever (measured). The new durable starts at the old one's first unsettled
- * message, so nothing it had not settled is lost; what it had settled after that (out of order) is
- * delivered again with the same `webhook-id`, as after any redelivery. Two processes doing
- * this at once can only each start at a floor at or below what was settled: duplicates, no loss.
- */
-async function refilter(
-  jsm: JetStreamManager,
-  stream: string,
-  name: string,
-  config: Partial<ConsumerConfig>,
-  startSeq: number,
-): Promise<void> {
-  try {
-    await jsm.consumers.delete(stream, name);
-  } catch (err) {
-    if (!isNotFound(err)) throw err;
-  }
-  try {
-    await jsm.consumers.add(stream, {
-      ...config,
-      deliver_policy: DeliverPolicy.StartSequence,
-      opt_start_seq: startSeq,
-    });
-  } catch (err) {
-    // Another process made it again first.
-    if (!(err instanceof JetStreamApiError)) throw err;
-    await jsm.consumers.info(stream, name);
   }
 }
 

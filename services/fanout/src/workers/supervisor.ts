@@ -1,12 +1,6 @@
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { Logger, Subscription } from '@switchboard/kit';
-import {
-  isNetworkEventSubject,
-  NetworkEventSchema,
-  streamName,
-  WebhookReplaySchema,
-  webhookLifecycle,
-} from '@switchboard/proto';
+import { NetworkEventSchema, streamName, WebhookReplaySchema, webhookLifecycle } from '@switchboard/proto';
 import type { Bus } from '@switchboard/proto/bus';
 import type { Kysely } from 'kysely';
 import type { FanoutDatabase } from '../db.ts';
@@ -75,8 +69,6 @@ export function createSupervisor(deps: {
       stream,
       durable: durableNames.main(id),
       schema: NetworkEventSchema,
-      // The durable's filter takes every event kind of the stream (durables.ts): network events only.
-      takes: (subject) => isNetworkEventSubject(bus.instance, subject),
       maxMessages,
       acks,
       log,
