@@ -3,7 +3,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb } from './db.ts';
-import { preparingPool } from './prepared-statements.ts';
+import { type PreparedStatementOptions, preparingPool } from './prepared-statements.ts';
 
 interface Db {
   items: { id: number; label: string };
@@ -65,11 +65,18 @@ describe('prepared statements', () => {
     expect((await preparedTexts()).length).toBe(100);
   });
 
-  it('retires a full connection that keeps running recurring texts unnamed, so they are prepared again', async () => {
+  it('retires a full connection that keeps running hot texts unnamed, so they are prepared again', async () => {
     const tdb = await freshDatabase('prepared_retire');
     const pool = new pg.Pool({ connectionString: tdb.url, max: 1 });
     const own = new Kysely<Db>({
-      dialect: new PostgresDialect({ pool: preparingPool(pool, { perConnection: 2, retireAfterMisses: 3 }) }),
+      dialect: new PostgresDialect({
+        pool: preparingPool(pool, {
+          perConnection: 2,
+          retireAfterMisses: 3,
+          hotAfter: 2,
+          minConnectionAgeMs: 0,
+        }),
+      }),
     });
     const backend = async () =>
       (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(own)).rows[0]?.pid;
@@ -86,6 +93,37 @@ describe('prepared statements', () => {
     ).rows;
     expect(names.some((r) => r.statement.includes('as shape') && r.statement.includes('3'))).toBe(true);
     await own.destroy();
+    await tdb.drop();
+  });
+
+  it('keeps a full connection while the texts it misses are not hot, or while it is young', async () => {
+    const tdb = await freshDatabase('prepared_keep');
+    const connectionOf = async (opts: PreparedStatementOptions) => {
+      const own = new Kysely<Db>({
+        dialect: new PostgresDialect({
+          pool: preparingPool(new pg.Pool({ connectionString: tdb.url, max: 1 }), {
+            perConnection: 1,
+            retireAfterMisses: 2,
+            ...opts,
+          }),
+        }),
+      });
+      const backend = async () =>
+        (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(own)).rows[0]?.pid;
+      const text = (n: number) => sql<{ v: number }>`select ${n}::int as v, ${sql.lit(n)} as shape`;
+      for (let run = 0; run < 2; run++) await text(1).execute(own);
+      const first = await backend();
+      for (let run = 0; run < 6; run++) await text(2).execute(own);
+      const same = (await backend()) === first;
+      await own.destroy();
+      return same;
+    };
+    // Missed five times, but not hot yet (hot after ten runs).
+    expect(await connectionOf({ hotAfter: 10, minConnectionAgeMs: 0 })).toBe(true);
+    // Hot and missed, but the connection is younger than the minimum age.
+    expect(await connectionOf({ hotAfter: 2, minConnectionAgeMs: 60_000 })).toBe(true);
+    // Both: retired.
+    expect(await connectionOf({ hotAfter: 2, minConnectionAgeMs: 0 })).toBe(false);
     await tdb.drop();
   });
 

@@ -25,13 +25,18 @@ export interface PreparedStatementOptions {
   /** Prepared statements per connection at the most; later texts run unnamed. */
   perConnection?: number;
   /**
-   * A connection whose slots are full and which has run this many recurring texts unnamed
-   * (texts run `admitAfter` times that found no slot) is closed when released, and the pool
-   * opens a fresh one. PostgreSQL keeps a statement until its connection ends, and the client
-   * library offers no way to forget one, so the slots taken by texts that stopped recurring
-   * (a batch statement of a size seen twice at start) are given back this way.
+   * A connection whose slots are full and which has run hot texts unnamed this many times
+   * (texts run at least `hotAfter` times in this process that found no slot) is closed when
+   * released, once it is `minConnectionAgeMs` old, and the pool opens a fresh one. PostgreSQL
+   * keeps a statement until its connection ends, and the client library offers no way to forget
+   * one, so slots taken by texts that stopped recurring (a batch statement of a size seen
+   * twice at start) are given back this way to the statements that run all the time. The age
+   * bounds the cost when more texts are hot than a connection has slots: one reconnect per
+   * connection and period, not a churn.
    */
   retireAfterMisses?: number;
+  hotAfter?: number;
+  minConnectionAgeMs?: number;
   /**
    * Longer texts run unnamed and are not remembered: they are the batch statements whose size
    * grows with the batch (a shape that rarely recurs, and whose planning the batch's rows
@@ -56,13 +61,16 @@ const asKyselyResult = <R>(result: pg.QueryResult): PostgresQueryResult<R> =>
 export function preparingPool(pool: pg.Pool, opts: PreparedStatementOptions = {}): PostgresPool {
   const admitAfter = opts.admitAfter ?? 2;
   const perConnection = opts.perConnection ?? 100;
-  const retireAfterMisses = opts.retireAfterMisses ?? 1_000;
+  const retireAfterMisses = opts.retireAfterMisses ?? 100;
+  const hotAfter = opts.hotAfter ?? 1_000;
+  const minConnectionAgeMs = opts.minConnectionAgeMs ?? 10 * 60_000;
   const maxTextLength = opts.maxTextLength ?? 8 * 1024;
   // Bounded: the oldest texts are forgotten first, so varying texts cannot grow it without end.
   const seen = new Map<string, { times: number; name: string }>();
   const refused = new Set<string>();
   const prepared = new WeakMap<pg.PoolClient, Set<string>>();
   const misses = new WeakMap<pg.PoolClient, number>();
+  const openedAt = new WeakMap<pg.PoolClient, number>();
   const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>();
 
   function nameFor(client: pg.PoolClient, text: string): string | undefined {
@@ -80,7 +88,7 @@ export function preparingPool(pool: pg.Pool, opts: PreparedStatementOptions = {}
     if (names.has(entry.name)) return entry.name;
     if (entry.times < admitAfter) return undefined;
     if (names.size >= perConnection) {
-      misses.set(client, (misses.get(client) ?? 0) + 1);
+      if (entry.times >= hotAfter) misses.set(client, (misses.get(client) ?? 0) + 1);
       return undefined;
     }
     names.add(entry.name);
@@ -90,6 +98,7 @@ export function preparingPool(pool: pg.Pool, opts: PreparedStatementOptions = {}
   function wrap(client: pg.PoolClient): PostgresPoolClient {
     const known = wrappers.get(client);
     if (known) return known;
+    openedAt.set(client, Date.now());
     // Kysely opens and ends transactions with these texts on the same client.
     let inTransaction = false;
     const track = (text: string) => {
@@ -120,7 +129,8 @@ export function preparingPool(pool: pg.Pool, opts: PreparedStatementOptions = {}
       query,
       release: () => {
         // pg-pool closes a client released with an error instead of keeping it.
-        if ((misses.get(client) ?? 0) >= retireAfterMisses)
+        const age = Date.now() - (openedAt.get(client) ?? Date.now());
+        if ((misses.get(client) ?? 0) >= retireAfterMisses && age >= minConnectionAgeMs)
           client.release(new Error('prepared statement slots full: connection retired'));
         else client.release();
       },

@@ -138,6 +138,24 @@ export function classifyFailure(err: unknown): ClassifiedFailure {
 }
 
 /**
+ * Whether a failure is the loss of the connection to a dependency (or of the dependency
+ * itself: shut down, restarting, unreachable), rather than something about the work that
+ * failed (a deadlock, a serialization race, a statement timeout). The first fails any other
+ * work sent the same way until it is back; the second may not.
+ */
+export function isConnectionFailure(f: ClassifiedFailure): boolean {
+  if (f.class !== 'transient' || f.code === null) return false;
+  if (SQLSTATE.test(f.code)) return f.code.startsWith('08') || /^57P0[123]$/.test(f.code);
+  return (
+    TRANSIENT_SOCKET_CODES.has(f.code) ||
+    PG_CONNECTION_MESSAGES.test(f.message) ||
+    f.code === 'ClosedConnectionError' ||
+    f.code === 'DrainingConnectionError' ||
+    f.code === 'ConnectionError'
+  );
+}
+
+/**
  * Which dependency a transient failure points at, for the `dependency` of a 503: PostgreSQL
  * (a SQLSTATE or node-postgres' own connection messages), NATS (its client's error names), or
  * for a bare socket error the peer the caller names (request handlers reach only PostgreSQL

@@ -1,4 +1,4 @@
-import { classifyFailure } from '@switchboard/proto';
+import { classifyFailure, isConnectionFailure } from '@switchboard/proto';
 
 interface Pending<I, O> {
   item: I;
@@ -17,9 +17,10 @@ export interface GroupCommit<I, O> {
  * idle committer runs a lone item at once (no timer: batching adds no latency), a busy one runs
  * as many items per round trip as arrived meanwhile. When a batch fails for a reason in its
  * data, its items are run one by one, so each caller sees its own outcome and a poison item
- * cannot fail the others. When it fails because the database is unreachable or restarting
- * (a transient failure), every item would fail the same way, slowly: all its callers get that
- * failure at once and retry on their own schedules.
+ * cannot fail the others. When it fails because the connection to the database is lost (it is
+ * unreachable, shutting down or restarting), every item would fail the same way, slowly: all
+ * its callers get that failure at once and retry on their own schedules. Other transient
+ * failures (a deadlock, a statement timeout) are the batch's own: its items run one by one.
  *
  * `run` answers one output per item, in order.
  */
@@ -60,7 +61,7 @@ export function createGroupCommit<I, O>(
         try {
           await settle(batch);
         } catch (err) {
-          if (classifyFailure(err).class === 'transient') for (const p of batch) p.reject(err);
+          if (isConnectionFailure(classifyFailure(err))) for (const p of batch) p.reject(err);
           else for (const p of batch) await alone(p);
         }
       }

@@ -1,4 +1,4 @@
-import { classifyFailure } from '@switchboard/proto';
+import { classifyFailure, isConnectionFailure } from '@switchboard/proto';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { backoffMs, INBOUND_RETRY_POLICY, retryDecision } from './retry.ts';
@@ -42,6 +42,26 @@ describe('failure classes', () => {
     expect(classifyFailure(new TypeError("Cannot read properties of undefined (reading 'x')")).class).toBe(
       'permanent',
     );
+  });
+
+  it('tells a lost connection from a transient failure of the work itself', () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    for (const lost of [
+      pgError('08006'),
+      pgError('57P01'),
+      pgError('57P03'),
+      refused,
+      new Error('Connection terminated unexpectedly'),
+    ])
+      expect(isConnectionFailure(classifyFailure(lost))).toBe(true);
+    for (const own of [
+      pgError('40P01'),
+      pgError('40001'),
+      pgError('57014'),
+      pgError('55P03'),
+      pgError('23505'),
+    ])
+      expect(isConnectionFailure(classifyFailure(own))).toBe(false);
   });
 
   it('leaves other failures unknown', () => {
