@@ -288,7 +288,7 @@ async function main(): Promise<void> {
       {
         name: 'media',
         entry: join(repoRoot, 'services/media/src/main.ts'),
-        // A small young generation, as deployed: services/media/README.md (Memory).
+        // --expose-gc, as deployed: transfers collect their young garbage every 8 MB (services/media/README.md, Memory).
         nodeArgs: ['--expose-gc'],
         // Media uploads carry the gateway's signature under a key derived from the instance secret.
         env: { ...common, MEDIA_PORT: String(mediaPort), INBOX_SECRET_KEY: secrets.inbox_secret_key },
