@@ -1,8 +1,13 @@
-import { type MediaFile, MediaFileSchema } from '@switchboard/proto';
+import { request } from 'node:http';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connectNats } from '@switchboard/kit';
+import { mediaBucketName } from '@switchboard/media';
+import { instanceId, type MediaFile, MediaFileSchema } from '@switchboard/proto';
+import { testNatsUrl, waitFor } from '@switchboard/testkit';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Inbox, startInboxAsAdmin } from './support/inbox.ts';
-import { jpeg, multipart, oggOpus, pdf, png, sha256 } from './support/media-files.ts';
+import { docx, jpeg, multipart, oggOpus, pdf, png, sha256 } from './support/media-files.ts';
 
 let inbox: Inbox;
 let admin: string;
@@ -37,6 +42,15 @@ async function upload(
   });
 }
 
+/** A body sent as is, with the given Content-Type (for malformed multipart). */
+function rawUpload(contentType: string, body: Buffer): Promise<Response> {
+  return fetch(`${inbox.url}/api/v1/media/`, {
+    method: 'POST',
+    headers: { authorization: `Token ${admin}`, 'content-type': contentType },
+    body,
+  });
+}
+
 async function uploaded(data: Buffer, type: string, filename?: string): Promise<MediaFile> {
   const res = await upload(data, type, filename === undefined ? {} : { filename });
   expect(res.status, await res.clone().text()).toBe(201);
@@ -57,6 +71,76 @@ describe('media upload and retrieval', () => {
     expect(res.headers.get('etag')).toBe(`"${sha256(png)}"`);
     expect(res.headers.get('cache-control')).toBe('private, max-age=31536000, immutable');
     expect(res.headers.get('content-disposition')).toContain('filename="dot.png"');
+  });
+
+  it('undoes a raw upload whose client goes away before the end: no chunks left, no row', async () => {
+    const nc = await connectNats(testNatsUrl(), 'media-abort-test');
+    const jsm = await jetstreamManager(nc);
+    const stream = `OBJ_${mediaBucketName(instanceId(inbox.env.INSTANCE_ID ?? ''))}`;
+    const stored = async () => (await jsm.streams.info(stream)).state.messages;
+    // The bucket exists once anything was stored.
+    await uploaded(jpeg(1024), 'image/jpeg');
+    const before = await stored();
+    const rows = async () => {
+      const client = new pg.Client({ connectionString: inbox.db.url });
+      await client.connect();
+      try {
+        return Number(
+          (await client.query<{ n: string }>('select count(*) as n from media_files')).rows[0]?.n,
+        );
+      } finally {
+        await client.end();
+      }
+    };
+    const rowsBefore = await rows();
+    const doc = pdf('x'.repeat(1_500_000));
+    const url = new URL(`${inbox.url}/api/v1/media/`);
+    await new Promise<void>((resolve, reject) => {
+      const req = request(url, {
+        method: 'POST',
+        headers: {
+          authorization: `Token ${admin}`,
+          'content-type': 'application/pdf',
+          'content-length': String(3 * doc.length),
+        },
+      });
+      req.on('error', () => resolve());
+      req.on('response', () => reject(new Error('answered an upload that never ended')));
+      // A third of what it declared; once some of it is stored, the client goes away.
+      req.write(doc);
+      waitFor(async () => (await stored()) > before, 10_000, 'the first chunks stored').then(
+        () => req.destroy(),
+        reject,
+      );
+    });
+    await waitFor(async () => (await stored()) === before, 10_000, 'the partial chunks removed');
+    expect(await rows()).toBe(rowsBefore);
+    await nc.close();
+  });
+
+  it('stores a file followed by more parts than the parser reads, and answers its id', async () => {
+    const boundary = 'extra-parts';
+    const part = (name: string, filename: string, type: string, data: Buffer) =>
+      Buffer.concat([
+        Buffer.from(
+          `--${boundary}\r\nContent-Disposition: form-data; name="${name}"; filename="${filename}"\r\n` +
+            `Content-Type: ${type}\r\n\r\n`,
+        ),
+        data,
+        Buffer.from('\r\n'),
+      ]);
+    const bytes = jpeg(3000);
+    const body = Buffer.concat([
+      part('file_encoded', 'first.jpg', 'image/jpeg', bytes),
+      ...Array.from({ length: 6 }, (_, i) => part(`extra${i}`, `x${i}.png`, 'image/png', png)),
+      Buffer.from(`--${boundary}--\r\n`),
+    ]);
+    const res = await rawUpload(`multipart/form-data; boundary=${boundary}`, body);
+    expect(res.status, await res.clone().text()).toBe(201);
+    const file = MediaFileSchema.parse(await res.json());
+    expect(file.sha256).toBe(sha256(bytes));
+    // The connection that carried the rest is still good for the next request.
+    expect((await upload(png, 'image/png')).status).toBe(201);
   });
 
   it('takes a raw body with its Content-Type and ?filename=', async () => {
@@ -156,6 +240,16 @@ describe('media upload and retrieval', () => {
     await Promise.all([res.arrayBuffer(), sub.arrayBuffer()]);
   });
 
+  it('serves an Office document as itself (its type names XML, it is not a browser document)', async () => {
+    const type = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
+    const bytes = docx();
+    const file = await uploaded(bytes, type, 'minutes.docx');
+    expect(file.mime_type).toBe(type);
+    const res = await fetch(file.file);
+    expect([res.status, res.headers.get('content-type')]).toEqual([200, type]);
+    expect(Buffer.from(await res.arrayBuffer()).equals(bytes)).toBe(true);
+  });
+
   it('never serves a file as something a browser runs, and always sandboxed and unsniffed', async () => {
     const file = await uploaded(
       Buffer.from('<script>alert(document.cookie)</script>'),
@@ -213,6 +307,22 @@ describe('media upload and retrieval', () => {
     ['an empty raw body', () => upload(Buffer.alloc(0), 'image/png', { raw: true }), 400, 'validation_error'],
     ['no file_encoded part', () => upload(png, 'image/png', { part: 'file' }), 400, 'validation_error'],
     ['no token', () => upload(png, 'image/png', { token: 'x'.repeat(40) }), 401, 'invalid_token'],
+    ['multipart without a boundary', () => rawUpload('multipart/form-data', png), 400, 'validation_error'],
+    [
+      'multipart cut short (no closing boundary)',
+      () => {
+        const form = multipart({ name: 'file_encoded', filename: 'x.png', type: 'image/png', data: png });
+        return rawUpload(form.contentType, form.body.subarray(0, form.body.length - 12));
+      },
+      400,
+      'validation_error',
+    ],
+    [
+      'multipart that is not multipart',
+      () => rawUpload('multipart/form-data; boundary=abc', Buffer.from('no parts here at all')),
+      400,
+      'validation_error',
+    ],
   ])('refuses %s', async (_what, send, status, code) => {
     const res = await send();
     const body = (await res.json()) as { code: string; limit?: number };

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { strToU8, zipSync } from 'fflate';
 
 /**
  * Small real files of the kinds the tests upload, written here byte for byte. The formats'
@@ -62,4 +63,25 @@ export function multipart(
     Buffer.from(`\r\n--${boundary}--\r\n`),
   );
   return { body: Buffer.concat(chunks), contentType: `multipart/form-data; boundary=${boundary}` };
+}
+
+/**
+ * A Word document (ECMA-376 Part 2, Open Packaging Conventions): a ZIP whose first entry is
+ * `[Content_Types].xml` naming the main part's content type, and the main part
+ * `word/document.xml` (Part 1, §17.2 `w:document` / `w:body` / `w:p` / `w:r` / `w:t`).
+ */
+export function docx(text = 'Switchboard test document'): Buffer {
+  const types =
+    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>' +
+    '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">' +
+    '<Default Extension="xml" ContentType="application/xml"/>' +
+    '<Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/>' +
+    '</Types>';
+  const document =
+    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>' +
+    '<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main">' +
+    `<w:body><w:p><w:r><w:t>${text}</w:t></w:r></w:p></w:body></w:document>`;
+  return Buffer.from(
+    zipSync({ '[Content_Types].xml': strToU8(types), 'word/document.xml': strToU8(document) }, { level: 0 }),
+  );
 }

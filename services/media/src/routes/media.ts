@@ -16,6 +16,7 @@ import type { MediaStorage } from '../adapters/storage.ts';
 import type { MediaDatabase } from '../db.ts';
 import { contentDisposition, mediaFileView } from '../domain/media-file.ts';
 import { defaultFileName, type MediaLimits } from '../domain/media-kind.ts';
+import { servedType } from '../domain/served-type.ts';
 import { ingestMedia } from '../use-cases/ingest.ts';
 import { createFileCache, retrieveMedia } from '../use-cases/retrieve.ts';
 
@@ -23,8 +24,6 @@ import { createFileCache, retrieveMedia } from '../use-cases/retrieve.ts';
 const UPLOADER_MAX_AGE_MS = 5 * 60_000;
 const FILE_PART = 'file_encoded';
 const MIME_TOKEN = /^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,63}$/;
-/** Types a browser renders as a document or runs: HTML, XHTML, SVG and other XML, scripts. */
-const ACTIVE_CONTENT = /html|xml|svg|script|^multipart\//i;
 
 export interface MediaRouteDeps {
   db: Kysely<MediaDatabase>;
@@ -51,6 +50,31 @@ function uploaderOf(req: FastifyRequest, signer: HeaderSigner, now = Date.now())
   return parsed;
 }
 
+/**
+ * Why the multipart parser stopped: too many parts, or a body that is not well-formed multipart
+ * (no boundary, cut short). The client's mistake, never the service's.
+ */
+function multipartRefusal(err: unknown): unknown {
+  if (err instanceof ServiceError) return err;
+  const code = typeof err === 'object' && err !== null && 'code' in err ? err.code : undefined;
+  // Past the largest kind's limit: the parser's own 413, as before.
+  if (code === 'FST_REQ_FILE_TOO_LARGE') return err;
+  if (code === 'FST_FILES_LIMIT' || code === 'FST_FIELDS_LIMIT' || code === 'FST_PARTS_LIMIT')
+    return ServiceError.validation(
+      {
+        [FILE_PART]: [
+          'Too many parts: send the file with at most 3 other files, 16 fields and 20 parts in all.',
+        ],
+      },
+      'The multipart body has too many parts.',
+    );
+  const reason = err instanceof Error ? err.message : String(err);
+  return ServiceError.validation(
+    { [FILE_PART]: [`The multipart body is malformed: ${reason.slice(0, 200)}`] },
+    'The multipart body is malformed.',
+  );
+}
+
 /** Bytes of a refused upload read and dropped so the client sees the answer; beyond, the connection closes. */
 const DRAIN_LIMIT = 128 * 1024 * 1024;
 
@@ -75,16 +99,33 @@ function drain(body: Readable, limit: number): Promise<boolean> {
 }
 
 /**
- * A refused upload may be answered before its body was read to the end (a Content-Length over
- * the limit, the bytes of the wrong type): the rest is read and dropped first, so the client
- * (the gateway) gets the answer rather than a broken pipe, and the connection stays usable.
+ * An upload may be answered before its body was read to the end (a refusal: a Content-Length
+ * over the limit, the bytes of the wrong type; or a stored file followed by parts past the
+ * parser's limits): the rest is read and dropped first, so the client (the gateway) gets the
+ * answer rather than a broken pipe, and the connection stays usable.
  */
-async function finishRefusedUpload(req: FastifyRequest, reply: FastifyReply): Promise<void> {
-  if (reply.statusCode < 400) return;
+async function finishUpload(req: FastifyRequest, reply: FastifyReply): Promise<void> {
   const raw = req.raw;
   if (raw.readableEnded || raw.destroyed) return;
   raw.unpipe();
   if (!(await drain(raw, DRAIN_LIMIT))) reply.header('connection', 'close');
+}
+
+/**
+ * A raw upload's body, through a pass-through: a refused body is then dropped (drained), not
+ * destroyed with the connection it came on. `pipe` does not pass on a request that ends
+ * early (the client went away): the pass-through would wait for more bytes forever, and the
+ * chunks already stored would never be removed. It fails instead, so the upload is undone.
+ */
+function bodyOf(raw: FastifyRequest['raw']): PassThrough {
+  const body = raw.pipe(new PassThrough());
+  raw.once('close', () => {
+    if (!raw.readableEnded)
+      body.destroy(
+        ServiceError.validation({ [FILE_PART]: ['The upload ended before the whole body arrived.'] }),
+      );
+  });
+  return body;
 }
 
 function contentLength(req: FastifyRequest): number | undefined {
@@ -106,7 +147,7 @@ export async function registerMediaRoutes(app: HttpServer, deps: MediaRouteDeps)
   app.post(
     '/api/v1/media/',
     {
-      onSend: finishRefusedUpload,
+      onSend: finishUpload,
       schema: {
         querystring: z.object({ filename: z.string().min(1).max(240).optional() }),
         response: {
@@ -137,13 +178,29 @@ export async function registerMediaRoutes(app: HttpServer, deps: MediaRouteDeps)
 
       let row: Awaited<ReturnType<typeof ingestMedia>> | undefined;
       if (req.isMultipart()) {
-        for await (const part of req.parts()) {
-          if (part.type !== 'file') continue;
-          if (part.fieldname !== FILE_PART || row) {
-            part.file.resume();
-            continue;
+        let storing = false;
+        // The parser failing inside the file (a body cut short) surfaces through the store.
+        let bodyBroken: unknown;
+        try {
+          for await (const part of req.parts()) {
+            if (part.type !== 'file') continue;
+            if (part.fieldname !== FILE_PART || row) {
+              part.file.resume();
+              continue;
+            }
+            storing = true;
+            part.file.once('error', (err) => {
+              bodyBroken = err;
+            });
+            row = await ingest(part.file, part.mimetype, part.filename || req.query.filename);
           }
-          row = await ingest(part.file, part.mimetype, part.filename || req.query.filename);
+        } catch (err) {
+          if (bodyBroken !== undefined && !row) throw multipartRefusal(bodyBroken);
+          // The file's own refusal (type, size) or a failure to store it, answered as such.
+          if (storing && !row) throw err;
+          // The file is stored: whatever follows it is ignored, as any other part is (the rest
+          // of the body is read and dropped before the answer, `finishUpload`).
+          if (!row) throw multipartRefusal(err);
         }
         if (!row) {
           throw ServiceError.validation(
@@ -153,10 +210,8 @@ export async function registerMediaRoutes(app: HttpServer, deps: MediaRouteDeps)
         }
       } else {
         const declared = req.headers['content-type'];
-        // Through a pass-through: a refused body is then dropped (drained), not destroyed with
-        // the connection it came on.
         row = await ingest(
-          req.raw.pipe(new PassThrough()),
+          bodyOf(req.raw),
           declared === undefined ? undefined : baseMimeType(declared),
           req.query.filename,
           contentLength(req),
@@ -188,16 +243,19 @@ export async function registerMediaRoutes(app: HttpServer, deps: MediaRouteDeps)
         { ...deps, files },
         { id: req.params.id, range, ifNoneMatch, headersOnly: req.method === 'HEAD' },
       );
-      const [storedType = 'application', storedSubtype = 'octet-stream'] = got.file.mime_type.split('/');
-      const type = `${req.query.mime_type_type ?? storedType}/${req.query.mime_type_subtype ?? storedSubtype}`;
       // Anyone with the link may ask for another type: never one a browser runs (HTML, SVG,
       // script) on the inbox's origin. The answer is also sandboxed and never sniffed.
-      if (ACTIVE_CONTENT.test(type))
+      const served = servedType(got.file.mime_type, {
+        type: req.query.mime_type_type,
+        subtype: req.query.mime_type_subtype,
+      });
+      if (!served.ok)
         throw ServiceError.validation({
           mime_type_subtype: [
-            `${type} is not served: a browser would run it; ask for application/octet-stream.`,
+            `${served.type} is not served: a browser would run it; ask for application/octet-stream.`,
           ],
         });
+      const type = served.type;
       const size = Number(got.file.size);
       reply.headers({
         etag: got.etag,
