@@ -71,6 +71,8 @@ describe('file names', () => {
     expect(cleanFileName('../../etc/passwd')).toBe('passwd');
     expect(cleanFileName('C:\\Users\\a\\report.pdf')).toBe('report.pdf');
     expect(cleanFileName('bad\u0000\u001fname.txt')).toBe('badname.txt');
+    expect(cleanFileName('\u202egnp.exe.pdf')).toBe('gnp.exe.pdf');
+    expect(cleanFileName('zero\u200bwidth.pdf')).toBe('zerowidth.pdf');
     expect(cleanFileName('   ')).toBeNull();
     expect(cleanFileName(undefined)).toBeNull();
   });
@@ -78,6 +80,10 @@ describe('file names', () => {
   it('names the file in Content-Disposition in ASCII and UTF-8', () => {
     expect(contentDisposition('Grüße "x".pdf')).toBe(
       `inline; filename="Gr__e _x_.pdf"; filename*=UTF-8''Gr%C3%BC%C3%9Fe%20%22x%22.pdf`,
+    );
+    // RFC 8187 attr-char has no ' ( ) *: they are percent-encoded too.
+    expect(contentDisposition("it's (1)*.pdf")).toBe(
+      `inline; filename="it's (1)*.pdf"; filename*=UTF-8''it%27s%20%281%29%2A.pdf`,
     );
   });
 });

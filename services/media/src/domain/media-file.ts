@@ -16,8 +16,15 @@ export function mediaFileView(row: MediaFileRow, publicUrl: string): MediaFile {
   };
 }
 
+/**
+ * The name as RFC 8187 `ext-value` characters: `encodeURIComponent` leaves `'()*` as they are,
+ * which are not `attr-char`s there.
+ */
+const extValue = (name: string): string =>
+  encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+
 /** `Content-Disposition` naming the file: an ASCII fallback plus the UTF-8 name (RFC 6266). */
 export function contentDisposition(fileName: string): string {
   const ascii = fileName.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
-  return `inline; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(fileName)}`;
+  return `inline; filename="${ascii}"; filename*=UTF-8''${extValue(fileName)}`;
 }

@@ -78,14 +78,18 @@ export function decideMimeType(declared: string | undefined, sniffedType: string
   return { ok: true, mimeType: given };
 }
 
-/** A file name safe for `Content-Disposition` and storage: no path, no control characters. */
+/**
+ * A file name safe for `Content-Disposition` and storage: no path, no control characters, and
+ * no invisible format characters (a right-to-left override shows `\u202egnp.exe.pdf` as
+ * `fdp.exe.png`).
+ */
 export function cleanFileName(name: string | undefined): string | null {
   if (!name) return null;
   const base = name.split(/[\\/]/).pop() ?? '';
   const cleaned = [...base]
     .filter((ch) => {
       const code = ch.codePointAt(0) ?? 0;
-      return code >= 0x20 && code !== 0x7f;
+      return code >= 0x20 && code !== 0x7f && !/\p{Cf}/u.test(ch);
     })
     .join('')
     .trim()
