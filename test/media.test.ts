@@ -215,6 +215,14 @@ describe('media upload and retrieval', () => {
     const stale = await fetch(file.file, { headers: { 'if-none-match': '"other"' } });
     expect(stale.status).toBe(200);
     await stale.arrayBuffer();
+
+    // If-Range: the part while the validator is this file's ETag, else the whole file.
+    const resumed = await fetch(file.file, {
+      headers: { range: 'bytes=0-9', 'if-range': `"${file.sha256}"` },
+    });
+    expect([resumed.status, (await resumed.arrayBuffer()).byteLength]).toEqual([206, 10]);
+    const changed = await fetch(file.file, { headers: { range: 'bytes=0-9', 'if-range': '"other"' } });
+    expect([changed.status, (await changed.arrayBuffer()).byteLength]).toEqual([200, size]);
   });
 
   it('answers HEAD with the headers alone', async () => {

@@ -239,9 +239,10 @@ export async function registerMediaRoutes(app: HttpServer, deps: MediaRouteDeps)
     handler: async (req, reply) => {
       const range = req.headers.range;
       const ifNoneMatch = req.headers['if-none-match'];
+      const ifRange = typeof req.headers['if-range'] === 'string' ? req.headers['if-range'] : undefined;
       const got = await retrieveMedia(
         { ...deps, files },
-        { id: req.params.id, range, ifNoneMatch, headersOnly: req.method === 'HEAD' },
+        { id: req.params.id, range, ifNoneMatch, ifRange, headersOnly: req.method === 'HEAD' },
       );
       // Anyone with the link may ask for another type: never one a browser runs (HTML, SVG,
       // script) on the inbox's origin. The answer is also sandboxed and never sniffed.

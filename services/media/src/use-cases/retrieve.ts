@@ -27,7 +27,14 @@ export const createFileCache = (): FileCache => new Lru(10_000);
 /** A media file's bytes (or the slice a Range asks for), answered without a token. */
 export async function retrieveMedia(
   deps: { db: Kysely<MediaDatabase>; storage: MediaStorage; files: FileCache },
-  input: { id: string; range: string | undefined; ifNoneMatch: string | undefined; headersOnly?: boolean },
+  input: {
+    id: string;
+    range: string | undefined;
+    ifNoneMatch: string | undefined;
+    /** `If-Range`: the Range holds only while it names this file's ETag (RFC 9110 §13.1.5). */
+    ifRange?: string | undefined;
+    headersOnly?: boolean;
+  },
 ): Promise<Retrieval> {
   if (!MediaIdSchema.safeParse(input.id).success) throw notFound();
   const file = deps.files.get(input.id) ?? (await findMediaFile(deps.db, input.id));
@@ -36,7 +43,9 @@ export async function retrieveMedia(
   const etag = `"${file.sha256}"`;
   if (etagMatches(input.ifNoneMatch, etag)) return { kind: 'not_modified', file, etag };
   const size = Number(file.size);
-  const verdict = parseRange(input.range, size);
+  // A validator that is not this file's (a date, another ETag): the whole file, not a part.
+  const rangeHolds = input.ifRange === undefined || input.ifRange.trim() === etag;
+  const verdict = parseRange(rangeHolds ? input.range : undefined, size);
   if (verdict.kind === 'unsatisfiable') {
     throw new ServiceError('range_not_satisfiable', undefined, {
       headers: { 'content-range': `bytes */${size}` },
