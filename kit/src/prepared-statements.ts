@@ -35,7 +35,9 @@ export interface PreparedStatementOptions {
    * connection and period, not a churn.
    */
   retireAfterMisses?: number;
+  /** Runs in this process after which a text counts as hot (a miss of it counts, above). */
   hotAfter?: number;
+  /** A connection younger than this is never retired (above). */
   minConnectionAgeMs?: number;
   /**
    * Longer texts run unnamed and are not remembered: they are the batch statements whose size

@@ -24,6 +24,8 @@ import { createFileCache, retrieveMedia } from '../use-cases/retrieve.ts';
 const UPLOADER_MAX_AGE_MS = 5 * 60_000;
 const FILE_PART = 'file_encoded';
 const MIME_TOKEN = /^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,63}$/;
+/** What the multipart parser reads at most: the file, a few other files, some fields. */
+const MULTIPART_LIMITS = { files: 4, fields: 16, parts: 20 } as const;
 
 export interface MediaRouteDeps {
   db: Kysely<MediaDatabase>;
@@ -55,7 +57,6 @@ function uploaderOf(req: FastifyRequest, signer: HeaderSigner, now = Date.now())
  * (no boundary, cut short). The client's mistake, never the service's.
  */
 function multipartRefusal(err: unknown): unknown {
-  if (err instanceof ServiceError) return err;
   const code = typeof err === 'object' && err !== null && 'code' in err ? err.code : undefined;
   // Past the largest kind's limit: the parser's own 413, as before.
   if (code === 'FST_REQ_FILE_TOO_LARGE') return err;
@@ -63,7 +64,8 @@ function multipartRefusal(err: unknown): unknown {
     return ServiceError.validation(
       {
         [FILE_PART]: [
-          'Too many parts: send the file with at most 3 other files, 16 fields and 20 parts in all.',
+          `Too many parts: send the file with at most ${MULTIPART_LIMITS.files - 1} other files, ` +
+            `${MULTIPART_LIMITS.fields} fields and ${MULTIPART_LIMITS.parts} parts in all.`,
         ],
       },
       'The multipart body has too many parts.',
@@ -138,7 +140,7 @@ export async function registerMediaRoutes(app: HttpServer, deps: MediaRouteDeps)
   const largest = Math.max(...Object.values(deps.limits));
   const files = createFileCache();
   await app.register(fastifyMultipart, {
-    limits: { fileSize: largest + 1, files: 4, fields: 16, parts: 20 },
+    limits: { fileSize: largest + 1, ...MULTIPART_LIMITS },
   });
   // A raw upload is read as a stream by the route, whatever its type.
   app.removeContentTypeParser(['application/json', 'text/plain']);
@@ -195,12 +197,16 @@ export async function registerMediaRoutes(app: HttpServer, deps: MediaRouteDeps)
             row = await ingest(part.file, part.mimetype, part.filename || req.query.filename);
           }
         } catch (err) {
-          if (bodyBroken !== undefined && !row) throw multipartRefusal(bodyBroken);
-          // The file's own refusal (type, size) or a failure to store it, answered as such.
-          if (storing && !row) throw err;
-          // The file is stored: whatever follows it is ignored, as any other part is (the rest
-          // of the body is read and dropped before the answer, `finishUpload`).
-          if (!row) throw multipartRefusal(err);
+          // With the file stored, whatever follows it is ignored, as any other part is (the
+          // rest of the body is read and dropped before the answer, `finishUpload`).
+          if (!row) {
+            // The file's own refusal (type, size, empty) is answered as such.
+            if (err instanceof ServiceError) throw err;
+            // The body broke (inside the file or before it): the client's mistake.
+            if (bodyBroken !== undefined || !storing) throw multipartRefusal(bodyBroken ?? err);
+            // Storing the file failed (NATS, the database): answered as that failure.
+            throw err;
+          }
         }
         if (!row) {
           throw ServiceError.validation(
