@@ -25,6 +25,7 @@ export class BusValidationError extends Error {
  * these codes; the gateway's one mapper turns it into the inbox body `{code, reason, fields?}`.
  * A test walks this table and checks each code's status against what the endpoints answer.
  */
+// biome-ignore format: a table reads best one code a line
 export const errorCatalogue = {
   validation_error: { status: 400, message: 'The request is not valid.' },
   invalid_json: { status: 400, message: 'The body is not valid JSON.' },
@@ -38,10 +39,7 @@ export const errorCatalogue = {
   invalid_signature: { status: 401, message: 'X-Hub-Signature-256 is missing or does not match the body.' },
   permission_denied: { status: 403, message: 'You do not have permission to perform this action.' },
   configurator_not_allowed: { status: 403, message: 'The configurator user cannot use messaging endpoints.' },
-  configurator_protected: {
-    status: 403,
-    message: 'The configurator user is managed by the partner provisioning.',
-  },
+  configurator_protected: { status: 403, message: 'The configurator user is managed by the partner provisioning.' },
   cannot_change_own_rights: { status: 403, message: 'You cannot change your own rights; ask another admin.' },
   role_change_not_allowed: { status: 403, message: 'Only admins change the role of a user.' },
   verify_token_mismatch: { status: 403, message: 'The verify token does not match.' },
@@ -54,42 +52,19 @@ export const errorCatalogue = {
   already_tagged: { status: 409, message: 'It already has this tag.' },
   tag_name_taken: { status: 409, message: 'Another tag has this name.' },
   block_refused: { status: 409, message: 'The network refused to block this customer.' },
-  not_a_chat_export: {
-    status: 400,
-    message: 'chat_text is not an exported chat: no line starts with a message date and time.',
-  },
-  mixed_chat_formats: {
-    status: 400,
-    message: 'chat_text mixes export formats (two exports pasted together?); import them one by one.',
-  },
-  ambiguous_date_order: {
-    status: 400,
-    message:
-      'The dates read as well day-first as month-first; give the device_language_code with its country (e.g. en-GB).',
-  },
-  too_many_chat_participants: {
-    status: 400,
-    message: 'A chat import holds one customer and the business: at most two participants.',
-  },
-  chat_customer_unknown: {
-    status: 400,
-    message: 'The customer cannot be told from the export: give chat_participants with their number.',
-  },
+  not_a_chat_export: { status: 400, message: 'chat_text is not an exported chat: no line starts with a message date and time.' },
+  mixed_chat_formats: { status: 400, message: 'chat_text mixes export formats (two exports pasted together?); import them one by one.' },
+  ambiguous_date_order: { status: 400, message: 'The dates read as well day-first as month-first; give the device_language_code with its country (e.g. en-GB).' },
+  too_many_chat_participants: { status: 400, message: 'A chat import holds one customer and the business: at most two participants.' },
+  chat_customer_unknown: { status: 400, message: 'The customer cannot be told from the export: give chat_participants with their number.' },
   invalid_base64: { status: 400, message: 'A media file is not valid base64.' },
   payload_too_large: { status: 413, message: 'The request body is too large.' },
   uri_too_long: { status: 414, message: 'A path segment is too long.' },
   unsupported_media_type: { status: 415, message: 'The content type is not supported.' },
   range_not_satisfiable: { status: 416, message: 'The requested range is outside the file.' },
-  idempotency_key_reused: {
-    status: 422,
-    message: 'This Idempotency-Key was already used for a different request; use a new key.',
-  },
+  idempotency_key_reused: { status: 422, message: 'This Idempotency-Key was already used for a different request; use a new key.' },
   too_many_attempts: { status: 429, message: 'Too many attempts. Try again later.' },
-  window_closed: {
-    status: 453,
-    message:
-      'The customer care window is closed: only templates can be sent until the customer writes again.',
-  },
+  window_closed: { status: 453, message: 'The customer care window is closed: only templates can be sent until the customer writes again.' },
   internal_error: { status: 500, message: 'The server failed to handle the request.' },
   /**
    * The one code for an unavailable dependency (a service, NATS, the database, the network);

@@ -44,46 +44,24 @@ export const NetworkErrorCode = {
 export type NetworkErrorCodeValue = (typeof NetworkErrorCode)[keyof typeof NetworkErrorCode];
 
 /** Title and default details of each code the sandbox emits and the inbox interprets. */
+// biome-ignore format: a table reads best one code a line
 export const NETWORK_ERROR_CATALOGUE: Readonly<Record<number, { title: string; details: string }>> = {
   0: { title: 'AuthException', details: 'We were unable to authenticate the app user.' },
   1: { title: 'API Unknown', details: 'Invalid request or possible server error.' },
   2: { title: 'API Service', details: 'Temporary due to downtime or due to being overloaded.' },
-  100: {
-    title: 'Invalid parameter',
-    details: 'The request included one or more unsupported or misspelled parameters.',
-  },
-  130403: {
-    title: 'Recipient blocked',
-    details: 'Unable to deliver the message. This business has blocked the end user on WhatsApp',
-  },
+  100: { title: 'Invalid parameter', details: 'The request included one or more unsupported or misspelled parameters.' },
+  130403: { title: 'Recipient blocked', details: 'Unable to deliver the message. This business has blocked the end user on WhatsApp' },
   130429: { title: 'Rate limit hit', details: 'Cloud API message throughput has been reached.' },
   131000: { title: 'Something went wrong', details: 'Message failed to send due to an unknown error.' },
   131008: { title: 'Required parameter is missing', details: 'The request is missing a required parameter.' },
-  131009: {
-    title: 'Parameter value is not valid',
-    details: 'One or more parameter values are invalid.',
-  },
+  131009: { title: 'Parameter value is not valid', details: 'One or more parameter values are invalid.' },
   131026: { title: 'Message undeliverable', details: 'Unable to deliver message.' },
-  131047: {
-    title: 'Re-engagement message',
-    details:
-      'Message failed to send because more than 24 hours have passed since the customer last replied to this number.',
-  },
+  131047: { title: 'Re-engagement message', details: 'Message failed to send because more than 24 hours have passed since the customer last replied to this number.' },
   131051: { title: 'Message type unknown', details: 'Message type is currently not supported.' },
   131053: { title: 'Media upload error', details: 'Unable to upload the media used in the message.' },
-  132000: {
-    title: 'Number of parameters does not match the expected number of params',
-    details:
-      'The number of variable parameter values does not match the number of variables in the template.',
-  },
-  132001: {
-    title: 'Template name does not exist in the translation',
-    details: 'The template does not exist in the specified language or has not been approved.',
-  },
-  139100: {
-    title: 'Failed to block/unblock users',
-    details: 'Failed to block some users, see the block_users response list for details',
-  },
+  132000: { title: 'Number of parameters does not match the expected number of params', details: 'The number of variable parameter values does not match the number of variables in the template.' },
+  132001: { title: 'Template name does not exist in the translation', details: 'The template does not exist in the specified language or has not been approved.' },
+  139100: { title: 'Failed to block/unblock users', details: 'Failed to block some users, see the block_users response list for details' },
 };
 
 export type NetworkErrorKind =

@@ -21,7 +21,7 @@ import {
   ServiceError,
   streamName,
 } from '@switchboard/proto';
-import { createBus } from '@switchboard/proto/bus';
+import { type Bus, createBus } from '@switchboard/proto/bus';
 import {
   freshDatabase,
   type TestDatabase,
@@ -44,6 +44,24 @@ const log = createLogger('gateway-test', 'silent');
 const config = (env: Record<string, string>) =>
   loadConfig({ DATABASE_URL: 'postgres://unused@127.0.0.1/x', INBOX_SECRET_KEY: 'k'.repeat(40), ...env });
 
+/** The gateway on the test database, with its health probes on the given NATS connection. */
+async function gatewayOn(
+  bus: Bus,
+  natsConnection: NatsConnection,
+  env: Record<string, string>,
+  natsProbeMs?: number,
+): Promise<HttpServer> {
+  const built = await buildApp({
+    log,
+    bus,
+    db,
+    config: config(env),
+    mailer: createMailer(undefined, 'x@y', log),
+    health: { database: () => pingDb(db), nats: () => pingNats(natsConnection, natsProbeMs) },
+  });
+  return built.app;
+}
+
 let testDb: TestDatabase;
 let db: Kysely<GatewayDatabase>;
 let nc: NatsConnection;
@@ -57,14 +75,7 @@ beforeAll(async () => {
   instance = uniqueInstanceId();
   const bus = await createBus(nc, instanceId(instance));
   await bus.ensureStreams();
-  ({ app } = await buildApp({
-    log,
-    bus,
-    db,
-    config: config({ WABA_WEBHOOK_SECRET: SECRET, WABA_VERIFY_TOKEN: 'verify-me' }),
-    mailer: createMailer(undefined, 'x@y', log),
-    health: { database: () => pingDb(db), nats: () => pingNats(nc) },
-  }));
+  app = await gatewayOn(bus, nc, { WABA_WEBHOOK_SECRET: SECRET, WABA_VERIFY_TOKEN: 'verify-me' });
   // A route with a schema, to see validation errors leave in the inbox shape.
   app.post(
     '/api/v1/_probe/',
@@ -95,14 +106,7 @@ describe('health', () => {
     const dir = await mkdtemp(join(tmpdir(), 'sb-nats-'));
     const own = await startNatsServer({ storeDir: dir });
     const ownNc = await connectNats(own.url, 'health-probe');
-    const { app: probe } = await buildApp({
-      log,
-      bus: await createBus(ownNc, instanceId(uniqueInstanceId())),
-      db,
-      config: config({}),
-      mailer: createMailer(undefined, 'x@y', log),
-      health: { database: () => pingDb(db), nats: () => pingNats(ownNc, 500) },
-    });
+    const probe = await gatewayOn(await createBus(ownNc, instanceId(uniqueInstanceId())), ownNc, {}, 500);
     expect((await probe.inject({ url: '/api/v1/status/health/' })).statusCode).toBe(200);
     await own.stop();
     const res = await probe.inject({ url: '/api/v1/status/health/' });

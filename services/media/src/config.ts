@@ -32,12 +32,11 @@ export type MediaConfig = z.infer<typeof MediaConfigSchema>;
 
 export const loadConfig = configLoader(MediaConfigSchema);
 
-export function limitsFromConfig(c: MediaConfig): MediaLimits {
-  return {
-    image: c.MEDIA_MAX_IMAGE_BYTES,
-    audio: c.MEDIA_MAX_AUDIO_BYTES,
-    video: c.MEDIA_MAX_VIDEO_BYTES,
-    sticker: c.MEDIA_MAX_STICKER_BYTES,
-    document: c.MEDIA_MAX_DOCUMENT_BYTES,
-  };
-}
+/** Each kind's size ceiling, from its `MEDIA_MAX_<KIND>_BYTES`. */
+export const limitsFromConfig = (c: MediaConfig): MediaLimits => ({
+  image: c.MEDIA_MAX_IMAGE_BYTES,
+  audio: c.MEDIA_MAX_AUDIO_BYTES,
+  video: c.MEDIA_MAX_VIDEO_BYTES,
+  sticker: c.MEDIA_MAX_STICKER_BYTES,
+  document: c.MEDIA_MAX_DOCUMENT_BYTES,
+});

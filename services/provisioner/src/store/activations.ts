@@ -28,8 +28,7 @@ export async function useActivationToken(
   const res = await db
     .updateTable('activation_tokens')
     .set({ used_at: new Date() })
-    .where('token_hash', '=', tokenHash)
-    .where('used_at', 'is', null)
+    .where((eb) => eb.and({ token_hash: tokenHash, used_at: null }))
     .executeTakeFirst();
   return res.numUpdatedRows > 0n;
 }

@@ -41,9 +41,9 @@ export function numberOf(req: FastifyRequest): BusinessNumber {
  */
 export function controlNumber(
   state: SandboxState,
-  req: FastifyRequest,
-  phoneNumberId: string | undefined,
+  req: FastifyRequest & { query: { phone_number_id?: string | undefined } },
 ): BusinessNumber {
+  const phoneNumberId = req.query.phone_number_id;
   const key = apiKeyOf(req);
   if (key !== undefined) {
     const byKey = state.byApiKey(key);

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { HttpServer } from '@switchboard/kit';
+import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { randomSecret } from '../config.ts';
 import { failures, NetworkFailure } from '../domain/failure.ts';
@@ -18,6 +19,12 @@ const ChannelParams = z.object({
   channel_id: z.string().min(1).max(100),
 });
 
+/** The hub accepts any non-empty partner key (see below); a call without one is 401. */
+async function requireHubKey(req: FastifyRequest): Promise<void> {
+  const hubKey = req.headers[PARTNER_HUB_KEY_HEADER];
+  if (typeof hubKey !== 'string' || hubKey.length === 0) throw failures.unauthorized();
+}
+
 /**
  * The provider's partner hub and the messaging API's health status (see proto's
  * `network/partner-hub.ts` for where their shapes come from). A channel is a business number;
@@ -28,6 +35,7 @@ export function registerPartnerHubRoutes(app: HttpServer, deps: { state: Sandbox
   app.post(
     '/api/v2/partners/:partner_id/channels/:channel_id/api_keys',
     {
+      preHandler: requireHubKey,
       schema: {
         tags: ['partner hub'],
         summary: 'Generate a channel’s API key',
@@ -39,17 +47,10 @@ export function registerPartnerHubRoutes(app: HttpServer, deps: { state: Sandbox
       },
     },
     async (req, reply) => {
-      const hubKey = req.headers[PARTNER_HUB_KEY_HEADER];
-      if (typeof hubKey !== 'string' || hubKey.length === 0) throw failures.unauthorized();
       const number = deps.state.byId(req.params.channel_id);
       if (!number) {
-        throw new NetworkFailure(
-          NetworkErrorCode.invalidParameter,
-          `Unknown channel ${req.params.channel_id}.`,
-          {
-            status: 404,
-          },
-        );
+        const unknown = `Unknown channel ${req.params.channel_id}.`;
+        throw new NetworkFailure(NetworkErrorCode.invalidParameter, unknown, { status: 404 });
       }
       const apiKey = randomSecret('sbx_');
       deps.state.replaceApiKey(number, apiKey);

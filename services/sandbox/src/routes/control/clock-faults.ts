@@ -24,7 +24,7 @@ export function registerClockAndFaultRoutes(app: HttpServer, deps: { state: Sand
       response: { 200: ClockSchema },
     }),
     async (req) => {
-      const number = controlNumber(state, req, req.query.phone_number_id);
+      const number = controlNumber(state, req);
       return {
         now: numberNowSeconds(state, number),
         offset_seconds: Math.round(number.clockOffsetMs / 1000),
@@ -43,7 +43,7 @@ export function registerClockAndFaultRoutes(app: HttpServer, deps: { state: Sand
       response: { 200: ClockSchema },
     }),
     async (req) => {
-      const number = controlNumber(state, req, req.query.phone_number_id);
+      const number = controlNumber(state, req);
       number.clockOffsetMs = req.body.offset_seconds * 1000;
       return { now: numberNowSeconds(state, number), offset_seconds: req.body.offset_seconds };
     },
@@ -61,7 +61,7 @@ export function registerClockAndFaultRoutes(app: HttpServer, deps: { state: Sand
       response: { 200: FaultListSchema },
     }),
     async (req) => {
-      const number = controlNumber(state, req, req.query.phone_number_id);
+      const number = controlNumber(state, req);
       number.faults.push({
         status: req.body.status,
         remaining: req.body.count,
@@ -78,7 +78,7 @@ export function registerClockAndFaultRoutes(app: HttpServer, deps: { state: Sand
       summary: 'Pending injected faults',
       response: { 200: FaultListSchema },
     }),
-    async (req) => faultList(controlNumber(state, req, req.query.phone_number_id).faults),
+    async (req) => faultList(controlNumber(state, req).faults),
   );
 
   app.delete(
@@ -88,7 +88,7 @@ export function registerClockAndFaultRoutes(app: HttpServer, deps: { state: Sand
       response: { 200: FaultListSchema },
     }),
     async (req) => {
-      const number = controlNumber(state, req, req.query.phone_number_id);
+      const number = controlNumber(state, req);
       number.faults.splice(0);
       return faultList(number.faults);
     },
@@ -103,7 +103,7 @@ export function registerClockAndFaultRoutes(app: HttpServer, deps: { state: Sand
       response: { 200: DeliveryListSchema },
     }),
     async (req) => {
-      const number = controlNumber(state, req, req.query.phone_number_id);
+      const number = controlNumber(state, req);
       const { wamid, state: wanted } = req.query;
       const deliveries = number.deliveries
         .filter(

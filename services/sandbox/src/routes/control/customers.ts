@@ -34,7 +34,7 @@ export function registerCustomerRoutes(
       response: { 200: CustomerMessageResponseSchema },
     }),
     async (req) => {
-      const number = controlNumber(deps.state, req, req.query.phone_number_id);
+      const number = controlNumber(deps.state, req);
       return deps.inbound.receive(number, req.params.wa_id, req.body);
     },
   );
@@ -49,7 +49,7 @@ export function registerCustomerRoutes(
       response: { 200: ReceivedListSchema },
     }),
     async (req) => {
-      const number = controlNumber(deps.state, req, req.query.phone_number_id);
+      const number = controlNumber(deps.state, req);
       const customer = number.customers.get(req.params.wa_id);
       const messages = (customer?.received ?? []).flatMap((id) => {
         const sent = number.sent.get(id);
@@ -67,7 +67,7 @@ export function registerCustomerRoutes(
       response: { 200: CustomerSchema },
     }),
     async (req) => {
-      const number = controlNumber(deps.state, req, req.query.phone_number_id);
+      const number = controlNumber(deps.state, req);
       const customer = number.customers.get(req.params.wa_id);
       if (!customer) throw failures.notFound(req.params.wa_id);
       return customerView(number, customer, numberNowSeconds(deps.state, number));
@@ -86,7 +86,7 @@ export function registerCustomerRoutes(
       response: { 200: CustomerSchema },
     }),
     async (req) => {
-      const number = controlNumber(deps.state, req, req.query.phone_number_id);
+      const number = controlNumber(deps.state, req);
       const customer = ensureCustomer(number, req.params.wa_id);
       const b = req.body;
       if (b.profile_name !== undefined) customer.profileName = b.profile_name;

@@ -5,7 +5,13 @@ import { failures, NetworkFailure } from '../../domain/failure.ts';
 import { CloudApiErrorBodySchema, NetworkErrorCode } from '../../domain/wire.ts';
 import type { BusinessNumber } from '../../store/model.ts';
 import { DuplicateNumberError, type SandboxState } from '../../store/store.ts';
-import { NumberCreateSchema, NumberIdParams, NumberPatchSchema, NumberSchema } from './schemas.ts';
+import {
+  controlRoute,
+  NumberCreateSchema,
+  NumberIdParams,
+  NumberPatchSchema,
+  NumberSchema,
+} from './schemas.ts';
 import { numberView } from './views.ts';
 
 type BehaviourInput = z.infer<typeof NumberCreateSchema>['behaviour'];
@@ -34,17 +40,14 @@ function numberById(state: SandboxState, id: string): BusinessNumber {
 export function registerNumberRoutes(app: HttpServer, deps: { state: SandboxState }): void {
   app.post(
     '/sandbox/numbers',
-    {
-      schema: {
-        tags: ['sandbox control'],
-        summary: 'Create a business number',
-        description:
-          'A new business phone number with its provider API key (the `D360-API-KEY` for every Cloud API call) and ' +
-          'its app secret (the key of `X-Hub-Signature-256`). Every field is generated when omitted.',
-        body: NumberCreateSchema,
-        response: { 201: NumberSchema, 400: CloudApiErrorBodySchema, 409: CloudApiErrorBodySchema },
-      },
-    },
+    controlRoute({
+      summary: 'Create a business number',
+      description:
+        'A new business phone number with its provider API key (the `D360-API-KEY` for every Cloud API call) and ' +
+        'its app secret (the key of `X-Hub-Signature-256`). Every field is generated when omitted.',
+      body: NumberCreateSchema,
+      response: { 201: NumberSchema, 400: CloudApiErrorBodySchema, 409: CloudApiErrorBodySchema },
+    }),
     async (req, reply) => {
       const b = req.body;
       try {
@@ -70,43 +73,34 @@ export function registerNumberRoutes(app: HttpServer, deps: { state: SandboxStat
 
   app.get(
     '/sandbox/numbers',
-    {
-      schema: {
-        tags: ['sandbox control'],
-        summary: 'List business numbers',
-        response: { 200: z.object({ numbers: z.array(NumberSchema) }) },
-      },
-    },
+    controlRoute({
+      summary: 'List business numbers',
+      response: { 200: z.object({ numbers: z.array(NumberSchema) }) },
+    }),
     async () => ({ numbers: deps.state.list().map(numberView) }),
   );
 
   app.get(
     '/sandbox/numbers/:phone_number_id',
-    {
-      schema: {
-        tags: ['sandbox control'],
-        summary: 'Read a business number',
-        params: NumberIdParams,
-        response: { 200: NumberSchema, 400: CloudApiErrorBodySchema },
-      },
-    },
+    controlRoute({
+      summary: 'Read a business number',
+      params: NumberIdParams,
+      response: { 200: NumberSchema, 400: CloudApiErrorBodySchema },
+    }),
     async (req) => numberView(numberById(deps.state, req.params.phone_number_id)),
   );
 
   app.patch(
     '/sandbox/numbers/:phone_number_id',
-    {
-      schema: {
-        tags: ['sandbox control'],
-        summary: 'Change a number’s behaviour or templates',
-        description:
-          'Status delays, how often `read` skips `delivered`, duplicate statuses, the per-second rate limit (130429 ' +
-          'beyond it; 0 is unlimited), whether templates open the window, and the template list.',
-        params: NumberIdParams,
-        body: NumberPatchSchema,
-        response: { 200: NumberSchema, 400: CloudApiErrorBodySchema },
-      },
-    },
+    controlRoute({
+      summary: 'Change a number’s behaviour or templates',
+      description:
+        'Status delays, how often `read` skips `delivered`, duplicate statuses, the per-second rate limit (130429 ' +
+        'beyond it; 0 is unlimited), whether templates open the window, and the template list.',
+      params: NumberIdParams,
+      body: NumberPatchSchema,
+      response: { 200: NumberSchema, 400: CloudApiErrorBodySchema },
+    }),
     async (req) => {
       const n = numberById(deps.state, req.params.phone_number_id);
       n.behaviour = behaviourPatch(n.behaviour, req.body.behaviour);

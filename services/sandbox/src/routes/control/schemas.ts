@@ -331,12 +331,14 @@ export const NumberSelectorQuery = z.object({ phone_number_id: WaIdSchema.option
  * and answers 400 or 401 when the number cannot be told, besides its own answers.
  */
 export function numberControlRoute<S extends { response: Record<number, unknown> }>(schema: S) {
-  return {
-    schema: {
-      tags: ['sandbox control'],
-      querystring: NumberSelectorQuery,
-      ...schema,
-      response: { ...schema.response, 400: CloudApiErrorBodySchema, 401: CloudApiErrorBodySchema },
-    },
-  };
+  return controlRoute({
+    querystring: NumberSelectorQuery,
+    ...schema,
+    response: { ...schema.response, 400: CloudApiErrorBodySchema, 401: CloudApiErrorBodySchema },
+  });
+}
+
+/** The options of a control call: its schema, filed under the control calls in the OpenAPI document. */
+export function controlRoute<S extends object>(schema: S) {
+  return { schema: { tags: ['sandbox control'], ...schema } };
 }
