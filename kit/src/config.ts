@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseDuration } from './durations.ts';
 
 /** Parses environment variables once at start-up; a bad value stops the process with every problem listed. */
 export function parseEnv<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv = process.env): z.output<S> {
@@ -26,6 +27,23 @@ export const envBoolean = z
   );
 
 export const envPort = z.coerce.number().int().min(0).max(65535);
+
+/** A duration as operators write it (`500ms`, `5s`, `5m`, `2h`, `5d`, bare milliseconds), in milliseconds. */
+export const envDuration = (fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .transform((v, ctx) => {
+      const ms = parseDuration(v);
+      if (ms === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `expected a duration like 500ms, 5s, 5m, 2h or 5d, got "${v}"`,
+        });
+        return z.NEVER;
+      }
+      return ms;
+    });
 
 export const logLevel = z
   .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])

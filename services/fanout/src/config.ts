@@ -2,6 +2,7 @@ import {
   BaseEnvSchema,
   configLoader,
   envBoolean,
+  envDuration,
   InstanceSecretKeySchema,
   parseDuration,
   parseDurationList,
@@ -10,29 +11,13 @@ import { z } from 'zod';
 import { DEFAULT_RETRY_SCHEDULE_MS } from './domain/retry.ts';
 import { DEFAULT_ATTEMPT_TIMEOUT_MS, type FanoutSettings } from './domain/settings.ts';
 
-const duration = (fallback: string) =>
-  z
-    .string()
-    .default(fallback)
-    .transform((v, ctx) => {
-      const ms = parseDuration(v);
-      if (ms === undefined) {
-        ctx.addIssue({
-          code: 'custom',
-          message: `expected a duration like 500ms, 5s, 5m, 2h or 5d, got "${v}"`,
-        });
-        return z.NEVER;
-      }
-      return ms;
-    });
-
 export const FanoutConfigSchema = BaseEnvSchema.extend({
   /** The instance secret: webhook secrets and static headers are sealed with a key derived from it. */
   INBOX_SECRET_KEY: InstanceSecretKeySchema,
   /** Optional: serves GET /healthz (database and NATS) for orchestrator probes. */
   HEALTH_PORT: z.coerce.number().int().min(1).max(65535).optional(),
   WEBHOOK_ALLOW_PRIVATE_TARGETS: envBoolean.default(false),
-  WEBHOOK_ATTEMPT_TIMEOUT: duration(`${DEFAULT_ATTEMPT_TIMEOUT_MS}ms`),
+  WEBHOOK_ATTEMPT_TIMEOUT: envDuration(`${DEFAULT_ATTEMPT_TIMEOUT_MS}ms`),
   /** Defaults to the attempt timeout plus 15 s. */
   WEBHOOK_ACK_WAIT: z
     .string()
@@ -61,14 +46,14 @@ export const FanoutConfigSchema = BaseEnvSchema.extend({
       return list;
     }),
   WEBHOOK_RETRY_JITTER: z.coerce.number().min(0).max(0.9).default(0.2),
-  WEBHOOK_THROTTLE_MIN_DELAY: duration('60s'),
-  WEBHOOK_RETRY_AFTER_MAX: duration('10h'),
+  WEBHOOK_THROTTLE_MIN_DELAY: envDuration('60s'),
+  WEBHOOK_RETRY_AFTER_MAX: envDuration('10h'),
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(16),
-  WEBHOOK_DISABLE_AFTER: duration('5d'),
-  WEBHOOK_SECRET_ROTATION_GRACE: duration('24h'),
-  WEBHOOK_CACHE_TTL: duration('5s'),
-  WEBHOOK_RECONCILE_INTERVAL: duration('30s'),
-  WEBHOOK_ATTEMPT_LOG_FLUSH: duration('250ms'),
+  WEBHOOK_DISABLE_AFTER: envDuration('5d'),
+  WEBHOOK_SECRET_ROTATION_GRACE: envDuration('24h'),
+  WEBHOOK_CACHE_TTL: envDuration('5s'),
+  WEBHOOK_RECONCILE_INTERVAL: envDuration('30s'),
+  WEBHOOK_ATTEMPT_LOG_FLUSH: envDuration('250ms'),
 }).superRefine((c, ctx) => {
   const ackWait = c.WEBHOOK_ACK_WAIT ?? c.WEBHOOK_ATTEMPT_TIMEOUT + 15_000;
   if (ackWait < c.WEBHOOK_ATTEMPT_TIMEOUT + 1_000) {

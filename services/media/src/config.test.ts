@@ -25,7 +25,15 @@ describe('media configuration', () => {
     expect([limits.image, limits.document]).toEqual([1000, 2000]);
   });
 
+  it('sweeps orphans hourly with a day of grace by default, and takes durations as operators write them', () => {
+    const defaults = loadConfig(env);
+    expect([defaults.MEDIA_SWEEP_INTERVAL, defaults.MEDIA_SWEEP_GRACE]).toEqual([3_600_000, 86_400_000]);
+    const set = loadConfig({ ...env, MEDIA_SWEEP_INTERVAL: '0', MEDIA_SWEEP_GRACE: '2h' });
+    expect([set.MEDIA_SWEEP_INTERVAL, set.MEDIA_SWEEP_GRACE]).toEqual([0, 7_200_000]);
+  });
+
   it.each([
+    ['a sweep interval that is not a duration', { MEDIA_SWEEP_INTERVAL: 'hourly' }],
     ['no instance secret', { INBOX_SECRET_KEY: undefined }],
     ['a short instance secret', { INBOX_SECRET_KEY: 'short' }],
     ['no network key', { NETWORK_API_KEY: undefined }],

@@ -1,4 +1,4 @@
-import { BaseEnvSchema, configLoader, envPort, InstanceSecretKeySchema } from '@switchboard/kit';
+import { BaseEnvSchema, configLoader, envDuration, envPort, InstanceSecretKeySchema } from '@switchboard/kit';
 import { SUPPORTED_MEDIA } from '@switchboard/proto';
 import { PROVIDER_BASE_URL } from '@switchboard/proto/network';
 import { z } from 'zod';
@@ -26,6 +26,10 @@ export const MediaConfigSchema = BaseEnvSchema.extend({
   MEDIA_MAX_VIDEO_BYTES: bytes(SUPPORTED_MEDIA.video.maxBytes),
   MEDIA_MAX_STICKER_BYTES: bytes(SUPPORTED_MEDIA.sticker.maxBytes),
   MEDIA_MAX_DOCUMENT_BYTES: bytes(SUPPORTED_MEDIA.document.maxBytes),
+  /** How often stored bytes no file refers to (left by a crash) are looked for and removed; 0 never. */
+  MEDIA_SWEEP_INTERVAL: envDuration('1h'),
+  /** Only bytes stored longer ago than this are swept: uploads in progress are never touched. */
+  MEDIA_SWEEP_GRACE: envDuration('24h'),
 });
 
 export type MediaConfig = z.infer<typeof MediaConfigSchema>;

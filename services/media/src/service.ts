@@ -17,6 +17,7 @@ import type { MediaDatabase } from './db.ts';
 import { registerMediaRoutes } from './routes/media.ts';
 import { startRpc } from './rpc.ts';
 import { startInboundMediaWorker } from './workers/inbound-media.ts';
+import { type OrphanSweeper, startOrphanSweeper } from './workers/orphan-sweeper.ts';
 
 export interface Media {
   /** The HTTP API (upload and retrieve), built but not listening until `start()`. */
@@ -73,6 +74,7 @@ export async function createMedia(
 
   let consumption: Consumption | undefined;
   let subscriptions: Array<{ unsubscribe(): void }> = [];
+  let sweeper: OrphanSweeper | undefined;
 
   return {
     app,
@@ -88,6 +90,13 @@ export async function createMedia(
         publicUrl: config.PUBLIC_URL,
       });
       subscriptions = startRpc({ db, bus, log, storage, network });
+      sweeper = startOrphanSweeper({
+        db,
+        storage,
+        log,
+        intervalMs: config.MEDIA_SWEEP_INTERVAL,
+        graceMs: config.MEDIA_SWEEP_GRACE,
+      });
       const url = await app.listen({ host: config.MEDIA_HOST, port: config.MEDIA_PORT });
       log.info({ instance: config.INSTANCE_ID, url }, 'media service listening');
       return { url };
@@ -95,6 +104,7 @@ export async function createMedia(
     async stop() {
       await app.close();
       for (const s of subscriptions.splice(0)) s.unsubscribe();
+      await sweeper?.stop();
       await consumption?.stop();
       consumption = undefined;
       await network.close();

@@ -322,5 +322,27 @@ export async function createObjectStoreStorage(opts: {
         if (!(err instanceof Error && /not found/i.test(err.message))) throw err;
       });
     },
+    async list() {
+      const infos = await store.list();
+      return infos
+        .filter((info) => !info.deleted)
+        .map((info) => ({ key: info.name, storedAt: new Date(info.mtime) }));
+    },
+    async removeUnfinished(before) {
+      // A write publishes its chunks, then its description: chunks that no description names
+      // belong to a write still running or one that died. Their last chunk's time tells which.
+      const described = new Set((await store.list()).map((info) => info.nuid));
+      const prefix = chunkSubject('');
+      const info = await jsm.streams.info(stream, { subjects_filter: `${prefix}*` });
+      let removed = 0;
+      for (const subject of Object.keys(info.state.subjects ?? {})) {
+        if (described.has(subject.slice(prefix.length))) continue;
+        const last = await jsm.direct.getMessage(stream, { last_by_subj: subject });
+        if (!last || last.time >= before) continue;
+        await jsm.streams.purge(stream, { filter: subject });
+        removed++;
+      }
+      return removed;
+    },
   };
 }

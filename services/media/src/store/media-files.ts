@@ -99,3 +99,15 @@ export async function recordNetworkMediaId(
     .where('id', '=', id)
     .execute();
 }
+
+/** Which of `objectKeys` any file refers to (the orphan sweep keeps those). */
+export async function objectKeysInUse(db: Db, objectKeys: readonly string[]): Promise<Set<string>> {
+  if (objectKeys.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('media_files')
+    .select('object_key')
+    .distinct()
+    .where('object_key', 'in', objectKeys)
+    .execute();
+  return new Set(rows.map((r) => r.object_key));
+}
