@@ -62,6 +62,12 @@ async function gatewayOn(
   return built.app;
 }
 
+/** An answer's status beside its body, so a wrong status shows what came with it. */
+const answer = (res: { statusCode: number; json(): unknown }) => ({
+  status: res.statusCode,
+  body: res.json(),
+});
+
 let testDb: TestDatabase;
 let db: Kysely<GatewayDatabase>;
 let nc: NatsConnection;
@@ -97,8 +103,7 @@ afterAll(async () => {
 describe('health', () => {
   it('is 200 when PostgreSQL and NATS answer', async () => {
     const res = await app.inject({ method: 'GET', url: '/api/v1/status/health/' });
-    expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual({ status: 'ok' });
+    expect(answer(res)).toEqual({ status: 200, body: { status: 'ok' } });
     expect(res.headers['x-request-id']).toBeTruthy();
   });
 
@@ -109,13 +114,14 @@ describe('health', () => {
     const probe = await gatewayOn(await createBus(ownNc, instanceId(uniqueInstanceId())), ownNc, {}, 500);
     expect((await probe.inject({ url: '/api/v1/status/health/' })).statusCode).toBe(200);
     await own.stop();
-    const res = await probe.inject({ url: '/api/v1/status/health/' });
-    expect(res.statusCode).toBe(503);
-    expect(res.json()).toEqual({
-      status: 'unavailable',
-      code: 'service_unavailable',
-      reason: 'NATS is not answering.',
-      checks: { database: 'ok', nats: 'down' },
+    expect(answer(await probe.inject({ url: '/api/v1/status/health/' }))).toEqual({
+      status: 503,
+      body: {
+        status: 'unavailable',
+        code: 'service_unavailable',
+        reason: 'NATS is not answering.',
+        checks: { database: 'ok', nats: 'down' },
+      },
     });
     await probe.close();
     await ownNc.close();
@@ -124,9 +130,10 @@ describe('health', () => {
 
 describe('error shape', () => {
   it('answers unknown routes with a 404 in the inbox shape', async () => {
-    const res = await app.inject({ method: 'GET', url: '/api/v1/nope/' });
-    expect(res.statusCode).toBe(404);
-    expect(res.json()).toEqual({ code: 'not_found', reason: 'No route for GET /api/v1/nope/.' });
+    expect(answer(await app.inject({ method: 'GET', url: '/api/v1/nope/' }))).toEqual({
+      status: 404,
+      body: { code: 'not_found', reason: 'No route for GET /api/v1/nope/.' },
+    });
   });
 
   it('turns schema failures into 400 with fields', async () => {
@@ -172,6 +179,17 @@ describe('OpenAPI', () => {
 describe('network webhook receiver', () => {
   const body = JSON.stringify({ object: 'whatsapp_business_account', entry: [{ id: '1', changes: [] }] });
   const sign = (raw: string) => `sha256=${createHmac('sha256', SECRET).update(raw).digest('hex')}`;
+  /** The network's POST of `raw`, signed with the app secret unless another signature (or null: none) is given. */
+  const postWebhook = (raw: string, signature: string | null = sign(raw)) =>
+    app.inject({
+      method: 'POST',
+      url: '/api/v1/waba/webhook/',
+      headers: {
+        'content-type': 'application/json',
+        ...(signature ? { 'x-hub-signature-256': signature } : {}),
+      },
+      payload: raw,
+    });
 
   it('echoes the challenge when the verify token matches and refuses otherwise', async () => {
     const ok = await app.inject({
@@ -189,13 +207,8 @@ describe('network webhook receiver', () => {
   it('rejects a missing or wrong signature with 401 and stores nothing', async () => {
     const jsm = await jetstream(nc).jetstreamManager();
     const before = (await jsm.streams.info(streamName(instanceId(instance), 'inbound'))).state.messages;
-    for (const sig of [undefined, 'sha256=00', sign(`${body} `)]) {
-      const res = await app.inject({
-        method: 'POST',
-        url: '/api/v1/waba/webhook/',
-        headers: { 'content-type': 'application/json', ...(sig ? { 'x-hub-signature-256': sig } : {}) },
-        payload: body,
-      });
+    for (const sig of [null, 'sha256=00', sign(`${body} `)]) {
+      const res = await postWebhook(body, sig);
       expect(res.statusCode).toBe(401);
       expect(res.json().code).toBe('invalid_signature');
     }
@@ -204,13 +217,7 @@ describe('network webhook receiver', () => {
   });
 
   it('stores a signed body once, even when the network redelivers it', async () => {
-    const post = () =>
-      app.inject({
-        method: 'POST',
-        url: '/api/v1/waba/webhook/',
-        headers: { 'content-type': 'application/json', 'x-hub-signature-256': sign(body) },
-        payload: body,
-      });
+    const post = () => postWebhook(body);
     const first = await post();
     expect(first.statusCode).toBe(200);
     expect(first.json()).toEqual({ status: 'accepted', duplicate: false });
@@ -227,33 +234,15 @@ describe('network webhook receiver', () => {
   it('accepts bodies up to 3 MB and refuses larger ones with 413', async () => {
     const pad = (n: number) => JSON.stringify({ object: 'whatsapp_business_account', pad: 'x'.repeat(n) });
     const fits = pad(3 * 1024 * 1024 - 100);
-    const ok = await app.inject({
-      method: 'POST',
-      url: '/api/v1/waba/webhook/',
-      headers: { 'content-type': 'application/json', 'x-hub-signature-256': sign(fits) },
-      payload: fits,
-    });
-    expect(ok.statusCode).toBe(200);
+    expect((await postWebhook(fits)).statusCode).toBe(200);
     const tooBig = pad(3 * 1024 * 1024 + 10);
-    const res = await app.inject({
-      method: 'POST',
-      url: '/api/v1/waba/webhook/',
-      headers: { 'content-type': 'application/json', 'x-hub-signature-256': sign(tooBig) },
-      payload: tooBig,
-    });
-    expect(res.statusCode).toBe(413);
-    expect(res.json().code).toBe('payload_too_large');
+    const res = await postWebhook(tooBig);
+    expect([res.statusCode, res.json().code]).toEqual([413, 'payload_too_large']);
   });
 
   it('refuses signed bodies that are not a JSON object', async () => {
     for (const raw of ['[1,2]', '{"a":']) {
-      const res = await app.inject({
-        method: 'POST',
-        url: '/api/v1/waba/webhook/',
-        headers: { 'content-type': 'application/json', 'x-hub-signature-256': sign(raw) },
-        payload: raw,
-      });
-      expect(res.statusCode).toBe(400);
+      expect((await postWebhook(raw)).statusCode).toBe(400);
     }
   });
 });

@@ -1,12 +1,16 @@
 import { createHash } from 'node:crypto';
 import { pageRows } from '@switchboard/kit';
-import type { Kysely, Selectable } from 'kysely';
+import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
 import { sql } from 'kysely';
 import type { PushPlatform } from '../domain/push-tokens.ts';
 import type { GatewayDatabase, PushTokensTable } from './db.ts';
 
 type Db = Kysely<GatewayDatabase>;
 export type PushTokenRow = Selectable<PushTokensTable>;
+
+/** A user's own token: the id and its owner must both match, in every read and change. */
+const ownToken = (userId: number, id: number) => (eb: ExpressionBuilder<GatewayDatabase, 'push_tokens'>) =>
+  eb.and([eb('id', '=', id), eb('user_id', '=', userId)]);
 
 export const tokenHash = (token: string): Buffer => createHash('sha256').update(token, 'utf8').digest();
 
@@ -24,12 +28,7 @@ export async function findOwnPushToken(
   userId: number,
   id: number,
 ): Promise<PushTokenRow | undefined> {
-  return db
-    .selectFrom('push_tokens')
-    .selectAll()
-    .where('id', '=', id)
-    .where('user_id', '=', userId)
-    .executeTakeFirst();
+  return db.selectFrom('push_tokens').selectAll().where(ownToken(userId, id)).executeTakeFirst();
 }
 
 /**
@@ -88,18 +87,13 @@ export async function updateOwnPushToken(
   return db
     .updateTable('push_tokens')
     .set(changes)
-    .where('id', '=', id)
-    .where('user_id', '=', userId)
+    .where(ownToken(userId, id))
     .returningAll()
     .executeTakeFirst();
 }
 
 export async function deleteOwnPushToken(db: Db, userId: number, id: number): Promise<boolean> {
-  const res = await db
-    .deleteFrom('push_tokens')
-    .where('id', '=', id)
-    .where('user_id', '=', userId)
-    .executeTakeFirst();
+  const res = await db.deleteFrom('push_tokens').where(ownToken(userId, id)).executeTakeFirst();
   return res.numDeletedRows > 0n;
 }
 

@@ -25,6 +25,18 @@ async function requireHubKey(req: FastifyRequest): Promise<void> {
   if (typeof hubKey !== 'string' || hubKey.length === 0) throw failures.unauthorized();
 }
 
+/** The options of a partner hub call: the hub key is checked first, and its 401 documented. */
+function hubRoute<S extends { response: Record<number, unknown> }>(schema: S) {
+  return {
+    preHandler: requireHubKey,
+    schema: {
+      tags: ['partner hub'],
+      ...schema,
+      response: { ...schema.response, 401: CloudApiErrorBodySchema },
+    },
+  };
+}
+
 /**
  * The provider's partner hub and the messaging API's health status (see proto's
  * `network/partner-hub.ts` for where their shapes come from). A channel is a business number;
@@ -34,18 +46,14 @@ async function requireHubKey(req: FastifyRequest): Promise<void> {
 export function registerPartnerHubRoutes(app: HttpServer, deps: { state: SandboxState }): void {
   app.post(
     '/api/v2/partners/:partner_id/channels/:channel_id/api_keys',
-    {
-      preHandler: requireHubKey,
-      schema: {
-        tags: ['partner hub'],
-        summary: 'Generate a channel’s API key',
-        description:
-          'A new provider API key for the channel (the business number); every previous key of the channel stops ' +
-          'working at once. Needs the partner’s hub key in `x-api-key`.',
-        params: ChannelParams,
-        response: { 201: ChannelApiKeySchema, 401: CloudApiErrorBodySchema, 404: CloudApiErrorBodySchema },
-      },
-    },
+    hubRoute({
+      summary: 'Generate a channel’s API key',
+      description:
+        'A new provider API key for the channel (the business number); every previous key of the channel stops ' +
+        'working at once. Needs the partner’s hub key in `x-api-key`.',
+      params: ChannelParams,
+      response: { 201: ChannelApiKeySchema, 404: CloudApiErrorBodySchema },
+    }),
     async (req, reply) => {
       const number = deps.state.byId(req.params.channel_id);
       if (!number) {

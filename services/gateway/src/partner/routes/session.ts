@@ -50,8 +50,7 @@ export const partnerSessionRoutes: FastifyPluginAsync<SessionRouteOptions> = asy
         tags: ['auth'],
         summary: 'Login',
         description:
-          'Exchanges the API key for a session cookie (`partner_session`: httpOnly, SameSite=Strict, a signed JWT with ' +
-          'only the partner id and an expiry; never the key). For a partner’s own front end.',
+          'Exchanges the API key for a session cookie (`partner_session`: httpOnly, SameSite=Strict, a signed JWT with only the partner id and an expiry; never the key). For a partner’s own front end.',
         body: Login,
         response: { 200: PartnerId, 401: HTTPErrorSchema, 422: HTTPValidationErrorSchema },
       },

@@ -80,8 +80,7 @@ export function registerCustomerRoutes(
       params: WaIdParams,
       summary: 'Change a customer’s settings',
       description:
-        '`undeliverable` (messages fail with 131026), `never_reads` (statuses stop at delivered), `blocked` ' +
-        '(the customer blocked the business: messages fail with 131026), `profile_name`.',
+        '`undeliverable` (messages fail with 131026), `never_reads` (statuses stop at delivered), `blocked` (the customer blocked the business: messages fail with 131026), `profile_name`.',
       body: CustomerPatchSchema,
       response: { 200: CustomerSchema },
     }),
