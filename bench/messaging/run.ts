@@ -184,7 +184,7 @@ const committed = (wamid: string) =>
 async function allCommitted(wamids: string[], what: string): Promise<void> {
   await waitFor(async () => wamids.every((w) => committedAt.has(w)), 300_000, what);
 }
-/** Distinct replies the network reported a status of (its wamids are not the bench's). */
+/** Distinct network wamids seen in events: the customers' greetings, then every reply with a status. */
 const outboundSeen = () => [...committedAt.keys()].filter((w) => !w.startsWith('wamid.bench.')).length;
 /** The item whose key is the median (the lower middle of an even count). */
 function medianBy<T>(items: readonly T[], key: (x: T) => number): T {
@@ -206,7 +206,9 @@ const ingestPath = '/api/v1/waba/webhook/';
 const now = Math.floor(Date.now() / 1000);
 
 // ---- ingest at full speed: rounds of raw then pipeline, so each ratio pairs one moment ----
-const ROUNDS = Math.max(1, Number(args.rounds));
+const ROUNDS = Number(args.rounds);
+if (!Number.isInteger(ROUNDS) || ROUNDS < 1)
+  throw new Error(`--rounds must be a whole number from 1, got ${args.rounds}`);
 type Measured = Awaited<ReturnType<typeof measure>>;
 const ingestRounds: Array<{
   raw: Measured;
@@ -316,6 +318,8 @@ const greeted = await Promise.all(
   }),
 );
 await allCommitted(greeted, 'every customer message committed');
+// The customers' own messages carry the network's wamids too: counted before any reply is sent.
+const outboundBefore = outboundSeen();
 
 const token = await inbox.login();
 const sendBody = (i: number) =>
@@ -340,7 +344,7 @@ const sendSeq = await measure('sequential send', client, '/api/v1/messages/', se
 const sendRounds: Array<{ raw: Measured; accepted: Measured; ratio: number }> = [];
 for (let r = 0; r < ROUNDS; r++) {
   // The statuses of the previous round's sends still flowing back would weigh on this one.
-  const sentSoFar = r * N + SEQUENTIAL * 2;
+  const sentSoFar = outboundBefore + r * N + SEQUENTIAL * 2;
   await waitFor(async () => outboundSeen() >= sentSoFar, 300_000, 'statuses of the earlier sends');
   const rawRound = await measure(
     `raw send, round ${r + 1}`,

@@ -34,6 +34,8 @@ describe('media configuration', () => {
 
   it.each([
     ['a sweep interval that is not a duration', { MEDIA_SWEEP_INTERVAL: 'hourly' }],
+    ['a sweep interval over a week', { MEDIA_SWEEP_INTERVAL: '8d' }],
+    ['a sweep grace under an hour', { MEDIA_SWEEP_GRACE: '59m' }],
     ['no instance secret', { INBOX_SECRET_KEY: undefined }],
     ['a short instance secret', { INBOX_SECRET_KEY: 'short' }],
     ['no network key', { NETWORK_API_KEY: undefined }],

@@ -4,6 +4,8 @@ import { PROVIDER_BASE_URL } from '@switchboard/proto/network';
 import { z } from 'zod';
 import type { MediaLimits } from './domain/media-kind.ts';
 
+const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
 const bytes = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
 export const MediaConfigSchema = BaseEnvSchema.extend({
@@ -27,9 +29,12 @@ export const MediaConfigSchema = BaseEnvSchema.extend({
   MEDIA_MAX_STICKER_BYTES: bytes(SUPPORTED_MEDIA.sticker.maxBytes),
   MEDIA_MAX_DOCUMENT_BYTES: bytes(SUPPORTED_MEDIA.document.maxBytes),
   /** How often stored bytes no file refers to (left by a crash) are looked for and removed; 0 never. */
-  MEDIA_SWEEP_INTERVAL: envDuration('1h'),
-  /** Only bytes stored longer ago than this are swept: uploads in progress are never touched. */
-  MEDIA_SWEEP_GRACE: envDuration('24h'),
+  MEDIA_SWEEP_INTERVAL: envDuration('1h').refine((ms) => ms <= 7 * DAY_MS, 'at most 7d'),
+  /**
+   * Only bytes stored longer ago than this are swept, so uploads in progress and rows about to be
+   * written are never touched; at least an hour, which also dwarfs any clock difference.
+   */
+  MEDIA_SWEEP_GRACE: envDuration('24h').refine((ms) => ms >= HOUR_MS, 'at least 1h'),
 });
 
 export type MediaConfig = z.infer<typeof MediaConfigSchema>;

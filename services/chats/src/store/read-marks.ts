@@ -33,7 +33,7 @@ export async function readUntil(db: Db, userId: number, waId: string): Promise<n
   const mark = await db
     .selectFrom('read_marks')
     .select('read_until')
-    .where((eb) => eb.and({ user_id: userId, wa_id: waId }))
+    .where((eb) => eb.and([eb('user_id', '=', userId), eb('wa_id', '=', waId)]))
     .executeTakeFirstOrThrow();
   return mark.read_until;
 }

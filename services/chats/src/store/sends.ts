@@ -111,7 +111,7 @@ export async function claimSendLease(
   return db
     .updateTable('messages')
     .set({ send_lease_until: leaseUntil(leaseSeconds) })
-    .where((eb) => eb.and({ id, send_state: 'queued' }))
+    .where((eb) => eb.and([eb('id', '=', id), eb('send_state', '=', 'queued')]))
     .where((eb) =>
       eb.or([eb('send_lease_until', 'is', null), eb('send_lease_until', '<=', sql<Date>`now()`)]),
     )

@@ -5,6 +5,7 @@ import { type ObjectStore, Objm, setSha256Backend } from '@nats-io/obj';
 import type { NatsConnection } from '@switchboard/kit';
 import type { InstanceId } from '@switchboard/proto';
 import type { Bus } from '@switchboard/proto/bus';
+import { z } from 'zod';
 import { Lru } from '../domain/lru.ts';
 import type { ByteRange } from '../domain/range.ts';
 import {
@@ -107,6 +108,20 @@ async function* rechunk(
   }
   if (buffer && used > 0) yield { data: buffer.subarray(0, used), buffer };
   else if (buffer) pool.give(buffer);
+}
+
+/** What the sweep needs of an object's description (the object store's `ObjectInfo` JSON). */
+const StoredDescriptionSchema = z.looseObject({
+  name: z.string(),
+  nuid: z.string(),
+  deleted: z.boolean().optional(),
+});
+interface Description {
+  key: string;
+  nuid: string;
+  deleted: boolean;
+  /** When the server stored the description (the clock chunk times are read on). */
+  storedAt: Date;
 }
 
 /** Where an object's bytes are: read once, then kept (an object never changes). */
@@ -241,6 +256,25 @@ export async function createObjectStoreStorage(opts: {
     return layout;
   }
 
+  /**
+   * Every description in the bucket, read from the stream: one per description subject, each
+   * its last message. Not the library's `list`, a watch that ends at its first idle heartbeat:
+   * a description missing from a short list would make a live file's chunks look unfinished.
+   */
+  async function descriptions(): Promise<Description[]> {
+    const prefix = metaSubject('');
+    const info = await jsm.streams.info(stream, { subjects_filter: `${prefix}*` });
+    const found: Description[] = [];
+    for (const subject of Object.keys(info.state.subjects ?? {})) {
+      const m = await jsm.direct.getMessage(stream, { last_by_subj: subject });
+      // Purged since the listing (a write that failed): nothing to describe.
+      if (!m) continue;
+      const meta = StoredDescriptionSchema.parse(JSON.parse(Buffer.from(m.data).toString('utf8')));
+      found.push({ key: meta.name, nuid: meta.nuid, deleted: meta.deleted ?? false, storedAt: m.time });
+    }
+    return found;
+  }
+
   return {
     async put(key, body) {
       const nuid = randomBytes(16).toString('hex');
@@ -323,22 +357,23 @@ export async function createObjectStoreStorage(opts: {
       });
     },
     async list() {
-      const infos = await store.list();
-      return infos
-        .filter((info) => !info.deleted)
-        .map((info) => ({ key: info.name, storedAt: new Date(info.mtime) }));
+      return (await descriptions())
+        .filter((d) => !d.deleted)
+        .map((d) => ({ key: d.key, storedAt: d.storedAt }));
     },
     async removeUnfinished(before) {
-      // A write publishes its chunks, then its description: chunks that no description names
-      // belong to a write still running or one that died. Their last chunk's time tells which.
-      const described = new Set((await store.list()).map((info) => info.nuid));
+      // A write publishes its chunks, then its description: chunks that no live description
+      // names belong to a write still running, one that died, or a delete cut short. Their last
+      // chunk's time tells which.
+      const described = new Set((await descriptions()).filter((d) => !d.deleted).map((d) => d.nuid));
       const prefix = chunkSubject('');
       const info = await jsm.streams.info(stream, { subjects_filter: `${prefix}*` });
       let removed = 0;
       for (const subject of Object.keys(info.state.subjects ?? {})) {
         if (described.has(subject.slice(prefix.length))) continue;
         const last = await jsm.direct.getMessage(stream, { last_by_subj: subject });
-        if (!last || last.time >= before) continue;
+        // Written at or after `before`, or a time that cannot be read: left alone.
+        if (!last || !(last.time < before)) continue;
         await jsm.streams.purge(stream, { filter: subject });
         removed++;
       }

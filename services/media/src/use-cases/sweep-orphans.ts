@@ -12,6 +12,17 @@ export interface SweepOutcome {
 
 /** Keys asked about in one query. */
 const KEYS_PER_QUERY = 500;
+/**
+ * Crashes leave a few orphans; most of the bucket looking orphaned means this process reads
+ * another database (a wrong DATABASE_URL, a restore that lost rows). Then nothing is removed.
+ */
+const MAX_ORPHAN_SHARE = 0.5;
+const ORPHANS_ALWAYS_ALLOWED = 10;
+
+/** The sweep found so many orphans that the database, not a crash, is the likelier cause. */
+export class SweepRefusedError extends Error {
+  override readonly name = 'SweepRefusedError';
+}
 
 /**
  * Removes what a crash can leave in the storage: the bytes of an upload whose row was never
@@ -28,16 +39,19 @@ export async function sweepOrphans(
 ): Promise<SweepOutcome> {
   const before = new Date(now.getTime() - graceMs);
   const old = (await deps.storage.list()).filter((o) => o.storedAt < before).map((o) => o.key);
-  let orphans = 0;
+  const orphaned: string[] = [];
   for (let i = 0; i < old.length; i += KEYS_PER_QUERY) {
     const keys = old.slice(i, i + KEYS_PER_QUERY);
     const inUse = await objectKeysInUse(deps.db, keys);
-    for (const key of keys) {
-      if (inUse.has(key)) continue;
-      await deps.storage.remove(key);
-      orphans++;
-    }
+    orphaned.push(...keys.filter((key) => !inUse.has(key)));
   }
+  if (orphaned.length > ORPHANS_ALWAYS_ALLOWED && orphaned.length > old.length * MAX_ORPHAN_SHARE) {
+    throw new SweepRefusedError(
+      `${orphaned.length} of ${old.length} stored objects have no file in this database: nothing was removed. ` +
+        'Check that DATABASE_URL is the instance’s database.',
+    );
+  }
+  for (const key of orphaned) await deps.storage.remove(key);
   const unfinished = await deps.storage.removeUnfinished(before);
-  return { orphans, unfinished };
+  return { orphans: orphaned.length, unfinished };
 }

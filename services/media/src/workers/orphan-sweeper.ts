@@ -2,7 +2,7 @@ import type { Logger } from '@switchboard/kit';
 import type { Kysely } from 'kysely';
 import type { MediaStorage } from '../adapters/storage.ts';
 import type { MediaDatabase } from '../db.ts';
-import { sweepOrphans } from '../use-cases/sweep-orphans.ts';
+import { SweepRefusedError, sweepOrphans } from '../use-cases/sweep-orphans.ts';
 
 /** The first sweep waits this long after start (or the interval, when shorter): start-up stays quick. */
 const FIRST_SWEEP_DELAY_MS = 60_000;
@@ -46,7 +46,8 @@ export function startOrphanSweeper(deps: {
         deps.log.info(outcome, 'media orphan sweep removed bytes no file refers to');
       }
     } catch (err) {
-      deps.log.warn({ err }, 'media orphan sweep failed; the next one tries again');
+      if (err instanceof SweepRefusedError) deps.log.error({ err }, 'media orphan sweep refused');
+      else deps.log.warn({ err }, 'media orphan sweep failed; the next one tries again');
     }
   }
   schedule(Math.min(FIRST_SWEEP_DELAY_MS, deps.intervalMs));

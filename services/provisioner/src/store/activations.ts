@@ -28,7 +28,7 @@ export async function useActivationToken(
   const res = await db
     .updateTable('activation_tokens')
     .set({ used_at: new Date() })
-    .where((eb) => eb.and({ token_hash: tokenHash, used_at: null }))
+    .where((eb) => eb.and([eb('token_hash', '=', tokenHash), eb('used_at', 'is', null)]))
     .executeTakeFirst();
   return res.numUpdatedRows > 0n;
 }
