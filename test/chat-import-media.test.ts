@@ -199,6 +199,49 @@ describe('an export with an image and a PDF', () => {
   });
 });
 
+describe('an export sent as multipart/form-data', () => {
+  it('stores each file part byte for byte, as the same export in JSON would', async () => {
+    const waId = '447700900377';
+    const photo = jpeg(7_000);
+    const quote = pdf('Quote 119 for the kitchen splashback');
+    const form = new FormData();
+    form.set(
+      'chat_text',
+      new Blob([
+        [
+          '02/07/2024, 09:00 - +44 7700 900377: The splashback, as promised',
+          '02/07/2024, 09:01 - +44 7700 900377: IMG-20240702-WA0001.jpg (file attached)',
+          '02/07/2024, 09:30 - Harbour Tiles: Quote 119.pdf (file attached)',
+          '',
+        ].join('\n'),
+      ]),
+      'WhatsApp Chat with +44 7700 900377.txt',
+    );
+    form.set('utc_offset_minutes', '60');
+    form.set('device_language_code', 'en-GB');
+    form.append('media', new Blob([photo], { type: 'image/jpeg' }), 'IMG-20240702-WA0001.jpg');
+    form.append('media', new Blob([quote], { type: 'application/pdf' }), 'Quote 119.pdf');
+    const res = await fetch(`${inbox.url}/api/v1/chat_import/`, {
+      method: 'POST',
+      headers: { authorization: `Token ${token}` },
+      body: form,
+    });
+    const body: unknown = await res.json();
+    expect(res.status, JSON.stringify(body)).toBe(200);
+    expect(ImportAnswer.parse(body)).toMatchObject({ wa_id: waId, new_messages: 3, warnings: [] });
+
+    const [, image, document] = await messagesOf(waId);
+    for (const [message, bytes] of [
+      [image, photo],
+      [document, quote],
+    ] as const) {
+      const media = StoredMedia.parse(message?.media);
+      expect([media.size, media.sha256]).toEqual([bytes.length, sha256(bytes)]);
+      expect(sha256(await download(media.file))).toBe(sha256(bytes));
+    }
+  });
+});
+
 describe('an export imported first without its files', () => {
   it('gets them when imported again with them: the messages gain their media, nothing is added', async () => {
     const waId = '447700900322';

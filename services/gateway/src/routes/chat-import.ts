@@ -106,13 +106,21 @@ const ChatImportOut = z
   .meta({ id: 'ChatImport' });
 
 /**
+ * The bytes of a multipart request's media files, in `media_files` order: they stay bytes (no
+ * base64 round trip for files that can reach the request's limit), while the rest of the body is
+ * checked by the route's schema like a JSON body.
+ */
+const multipartFiles = new WeakMap<FastifyRequest, Buffer[]>();
+
+/**
  * A multipart request as the JSON body: the fields by name (`chat_participants` as JSON text;
- * `chat_text` as a field or as a file part), every other file part a media file. Reads at most
- * `maxBytes` in all.
+ * `chat_text` as a field or as a file part), every other file part a media file (its bytes kept
+ * in `multipartFiles`, an empty `b64_content` in the body). Reads at most `maxBytes` in all.
  */
 async function multipartBody(req: FastifyRequest, maxBytes: number): Promise<Record<string, unknown>> {
   const body: Record<string, unknown> = {};
   const media: { b64_content: string; mime_type: string; file_name: string }[] = [];
+  const files: Buffer[] = [];
   let total = 0;
   const count = (n: number) => {
     total += n;
@@ -123,12 +131,10 @@ async function multipartBody(req: FastifyRequest, maxBytes: number): Promise<Rec
       const bytes = await part.toBuffer();
       count(bytes.length);
       if (part.fieldname === 'chat_text') body.chat_text = bytes.toString('utf8');
-      else
-        media.push({
-          b64_content: bytes.toString('base64'),
-          mime_type: part.mimetype,
-          file_name: part.filename,
-        });
+      else {
+        media.push({ b64_content: '', mime_type: part.mimetype, file_name: part.filename });
+        files.push(bytes);
+      }
       continue;
     }
     const value = String(part.value);
@@ -143,6 +149,7 @@ async function multipartBody(req: FastifyRequest, maxBytes: number): Promise<Rec
     else body[part.fieldname] = value;
   }
   body.media_files = media;
+  multipartFiles.set(req, files);
   return body;
 }
 
@@ -202,11 +209,14 @@ export const chatImportRoutes: FastifyPluginAsync<ChatImportRouteOptions> = asyn
         utcOffsetMinutes: body.utc_offset_minutes,
         ...(body.time_zone !== undefined && { timeZone: body.time_zone }),
         deviceLanguage: body.device_language_code,
-        mediaFiles: body.media_files.map((f) => ({
-          fileName: f.file_name,
-          mimeType: f.mime_type,
-          b64Content: f.b64_content,
-        })),
+        mediaFiles: body.media_files.map((f, i) => {
+          const bytes = multipartFiles.get(req)?.[i];
+          return {
+            fileName: f.file_name,
+            mimeType: f.mime_type,
+            content: bytes ? { bytes } : { base64: f.b64_content },
+          };
+        }),
       });
       const chat = await expandChat(imported.chat);
       return {

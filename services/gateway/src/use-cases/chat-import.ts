@@ -42,7 +42,8 @@ export interface ExportUpload {
   utcOffsetMinutes: number;
   timeZone?: string;
   deviceLanguage: string;
-  mediaFiles: { fileName: string; mimeType: string; b64Content: string }[];
+  /** Each file's bytes as received: base64 text in a JSON body, the bytes themselves from a multipart part. */
+  mediaFiles: { fileName: string; mimeType: string; content: { base64: string } | { bytes: Buffer } }[];
 }
 
 export interface ImportResult {
@@ -155,7 +156,7 @@ function failureOf(f: ParseFailure): ServiceError {
 /**
  * The uploaded files by name, decoded. Lines name their file, so two files of one name would
  * leave one of them unreachable: a 400 naming the second. Base64 that does not decode is a 400
- * naming each file.
+ * naming each file; bytes from a multipart part are taken as they are.
  */
 function decodeMedia(files: ExportUpload['mediaFiles']): Map<string, { mimeType: string; bytes: Buffer }> {
   const firstOfName = new Map<string, number>();
@@ -169,7 +170,11 @@ function decodeMedia(files: ExportUpload['mediaFiles']): Map<string, { mimeType:
   const byName = new Map<string, { mimeType: string; bytes: Buffer }>();
   const bad: Record<string, string[]> = {};
   files.forEach((f, i) => {
-    const compact = f.b64Content.replace(/\s+/g, '');
+    if ('bytes' in f.content) {
+      byName.set(f.fileName, { mimeType: f.mimeType, bytes: f.content.bytes });
+      return;
+    }
+    const compact = f.content.base64.replace(/\s+/g, '');
     if (!isBase64(compact)) bad[`media_files.${i}.b64_content`] = ['Not valid base64.'];
     else byName.set(f.fileName, { mimeType: f.mimeType, bytes: Buffer.from(compact, 'base64') });
   });
