@@ -9,7 +9,10 @@
  *  ingest_paced:      the same at a fixed rate of half the measured maximum: p50/p99 from
  *                     gateway 200 to the event (the latency users see in normal operation).
  *  ingest_sequential: one webhook at a time: POST → 200 and POST → event.
- *  send_sequential:   one POST /api/v1/messages/ at a time → 202.
+ *  send_sequential:   one POST /api/v1/messages/ at a time → 202, back to back (each send's
+ *                     statuses flow back while the next ones are sent).
+ *  send_idle:         one send every 250 ms, once the statuses of the one before are back:
+ *                     what one send costs an otherwise idle inbox.
  *  send:              POST /api/v1/messages/ → 202 under `--concurrency`, while the sandbox's
  *                     status webhooks (sent, delivered, read) flow back as in production.
  *
@@ -341,10 +344,30 @@ const sendSeq = await measure('sequential send', client, '/api/v1/messages/', se
   concurrency: 1,
   warmUp: sendBody,
 });
+// One send at a time on an otherwise idle inbox: each after the statuses of the one before have
+// come back (the sandbox posts them 50, 100 and 150 ms after a send), so nothing else runs.
+const IDLE_SENDS = 50;
+const IDLE_GAP_MS = 250;
+const sendIdle: number[] = [];
+const rawIdle: number[] = [];
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+for (let i = 0; i < IDLE_SENDS; i++) {
+  const b = sendBody(i);
+  // The raw baseline idles the same way, half a gap before each send.
+  await pause(IDLE_GAP_MS / 2);
+  const r0 = performance.now();
+  await post('/api/v1/messages/', b, {}, rawClient);
+  rawIdle.push(performance.now() - r0);
+  await pause(IDLE_GAP_MS / 2);
+  const t0 = performance.now();
+  const status = await post('/api/v1/messages/', b, sendHeaders());
+  if (status >= 300) throw new Error(`idle send: ${status}`);
+  sendIdle.push(performance.now() - t0);
+}
 const sendRounds: Array<{ raw: Measured; accepted: Measured; ratio: number }> = [];
 for (let r = 0; r < ROUNDS; r++) {
   // The statuses of the previous round's sends still flowing back would weigh on this one.
-  const sentSoFar = outboundBefore + r * N + SEQUENTIAL * 2;
+  const sentSoFar = outboundBefore + r * N + SEQUENTIAL * 2 + IDLE_SENDS;
   await waitFor(async () => outboundSeen() >= sentSoFar, 300_000, 'statuses of the earlier sends');
   const rawRound = await measure(
     `raw send, round ${r + 1}`,
@@ -415,6 +438,11 @@ const result = {
   send_sequential: {
     accepted_202: brief(sendSeq),
     raw_baseline: brief(rawSendSeq),
+  },
+  send_idle: {
+    gap_ms: IDLE_GAP_MS,
+    accepted_202: brief(summary(sendIdle, IDLE_SENDS * IDLE_GAP_MS)),
+    raw_baseline: brief(summary(rawIdle, IDLE_SENDS * IDLE_GAP_MS)),
   },
   send: {
     accepted_202: brief(send),
