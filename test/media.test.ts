@@ -353,3 +353,58 @@ describe('media upload and retrieval', () => {
     expect(res.status).toBe(403);
   });
 });
+
+describe('a stalled upload', () => {
+  let slow: Inbox;
+  let slowAdmin: string;
+  beforeAll(
+    async () =>
+      ({ inbox: slow, admin: slowAdmin } = await startInboxAsAdmin({
+        env: { MEDIA_IDLE_CONNECTION_TIMEOUT: '500ms' },
+      })),
+    120_000,
+  );
+  afterAll(async () => slow?.stop());
+
+  it('is cut off after MEDIA_IDLE_CONNECTION_TIMEOUT without a byte: its chunks removed, no row', async () => {
+    const nc = await connectNats(testNatsUrl(), 'media-stall-test');
+    const jsm = await jetstreamManager(nc);
+    const stream = `OBJ_${mediaBucketName(instanceId(slow.env.INSTANCE_ID ?? ''))}`;
+    const stored = async () => (await jsm.streams.info(stream)).state.messages;
+    const first = await fetch(`${slow.url}/api/v1/media/`, {
+      method: 'POST',
+      headers: { authorization: `Token ${slowAdmin}`, 'content-type': 'image/jpeg' },
+      body: jpeg(1024),
+    });
+    expect(first.status).toBe(201);
+    const before = await stored();
+    const doc = pdf('x'.repeat(1_500_000));
+    const req = request(new URL(`${slow.url}/api/v1/media/`), {
+      method: 'POST',
+      headers: {
+        authorization: `Token ${slowAdmin}`,
+        'content-type': 'application/pdf',
+        'content-length': String(3 * doc.length),
+      },
+    });
+    const ended = new Promise<string>((resolve) => {
+      req.on('error', (err) => resolve(`error: ${err.message}`));
+      req.on('response', (res) => resolve(`answered ${res.statusCode}`));
+    });
+    // A third of what it declared, then nothing more, the connection kept open.
+    req.write(doc);
+    await waitFor(async () => (await stored()) > before, 10_000, 'the first chunks stored');
+    // The media service closes the idle connection; the gateway answers or drops its client.
+    expect(await ended).not.toBe('answered 201');
+    await waitFor(async () => (await stored()) === before, 10_000, 'the stalled upload’s chunks removed');
+    const client = new pg.Client({ connectionString: slow.db.url });
+    await client.connect();
+    const rows = await client.query<{ n: string }>(
+      "select count(*) as n from media_files where mime_type = 'application/pdf'",
+    );
+    await client.end();
+    expect(Number(rows.rows[0]?.n)).toBe(0);
+    req.destroy();
+    await nc.close();
+  });
+});

@@ -35,6 +35,14 @@ export const MediaConfigSchema = BaseEnvSchema.extend({
    * written are never touched; at least an hour, which also dwarfs any clock difference.
    */
   MEDIA_SWEEP_GRACE: envDuration('24h').refine((ms) => ms >= HOUR_MS, 'at least 1h'),
+  /**
+   * A connection with no byte either way for this long is closed: a stalled upload fails (its
+   * chunks removed) well within the sweep's shortest grace.
+   */
+  MEDIA_IDLE_CONNECTION_TIMEOUT: envDuration('15m').refine(
+    (ms) => ms > 0 && ms <= 30 * 60_000,
+    'between 1ms and 30m: a stalled upload must end well before the sweep grace (at least 1h)',
+  ),
 });
 
 export type MediaConfig = z.infer<typeof MediaConfigSchema>;

@@ -57,7 +57,13 @@ export async function createMedia(
         log.warn({ operation: e.operation, attempt: e.attempt, delayMs: e.delayMs }, 'network call retried'),
     });
   const limits = limitsFromConfig(config);
-  const app = createHttpServer({ logger: log, refuseUnstorableText: true });
+  const app = createHttpServer({
+    logger: log,
+    refuseUnstorableText: true,
+    // An upload that stalls is cut off long before the orphan sweep could take its first
+    // chunks (an hour old at the least) for a dead write's, and its chunks are removed.
+    idleConnectionTimeoutMs: config.MEDIA_IDLE_CONNECTION_TIMEOUT,
+  });
   installInboxErrorHandling(app);
   await registerMediaRoutes(app, {
     db,

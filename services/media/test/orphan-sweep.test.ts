@@ -9,7 +9,13 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connectNats, createDb, migrate, type NatsConnection } from '@switchboard/kit';
 import { instanceId } from '@switchboard/proto';
 import { type Bus, createBus } from '@switchboard/proto/bus';
-import { freshDatabase, type TestDatabase, testNatsUrl, uniqueInstanceId } from '@switchboard/testkit';
+import {
+  freshDatabase,
+  type TestDatabase,
+  testNatsUrl,
+  uniqueInstanceId,
+  waitFor,
+} from '@switchboard/testkit';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createObjectStoreStorage, mediaBucketName } from '../src/adapters/object-store.ts';
@@ -129,6 +135,38 @@ describe('orphan sweep', () => {
     expect((await readBack(storage, kept.key))?.equals(bytes)).toBe(true);
   });
 
+  it('finishes a write that runs while a sweep does: the file reads back whole', async () => {
+    const { bus, storage: writer } = await freshBucket();
+    const jsm = await jetstreamManager(nc);
+    const stream = `OBJ_${mediaBucketName(bus.instance)}`;
+    const before = (await jsm.streams.info(stream)).state.messages;
+    const head = randomBytes(400_000);
+    const tail = randomBytes(400_000);
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    async function* slowBody() {
+      yield head;
+      await gate;
+      yield tail;
+    }
+    const key = randomUUID();
+    const writing = writer.put(key, slowBody());
+    await waitFor(
+      async () => (await jsm.streams.info(stream)).state.messages >= before + 3,
+      10_000,
+      'the first chunks stored',
+    );
+    // Its chunks are not described yet: an hour's grace keeps them.
+    await expect(sweepOrphans({ db, storage: writer }, HOUR)).resolves.toEqual({ orphans: 0, unfinished: 0 });
+    release();
+    const written = await writing;
+    await rowFor({ key, ...written });
+    expect((await readBack(writer, key))?.equals(Buffer.concat([head, tail]))).toBe(true);
+    expect((await writer.list()).map((o) => o.key)).toEqual([key]);
+  });
+
   it('removes nothing when most of the bucket has no file in the database (the wrong database)', async () => {
     const { storage } = await freshBucket();
     const objects = await Promise.all(Array.from({ length: 12 }, () => stored(storage, randomBytes(1_000))));
@@ -137,5 +175,22 @@ describe('orphan sweep', () => {
       '11 of 12 stored objects have no file in this database',
     );
     expect((await storage.list()).length).toBe(12);
+  });
+
+  it('removes nothing when the database holds no file at all (a fresh or wrong database)', async () => {
+    const { storage } = await freshBucket();
+    const empty = await freshDatabase('media_sweep_empty');
+    const emptyDb = createDb<MediaDatabase>({ url: empty.url, applicationName: 'media-sweep-empty-test' });
+    try {
+      await migrate(emptyDb, 'media', mediaMigrations);
+      const lone = await stored(storage, randomBytes(1_000));
+      await expect(sweepOrphans({ db: emptyDb, storage }, HOUR, anHourOn())).rejects.toThrow(
+        '1 of 1 stored objects have no file in this database',
+      );
+      expect((await storage.list()).map((o) => o.key)).toEqual([lone.key]);
+    } finally {
+      await emptyDb.destroy();
+      await empty.drop();
+    }
   });
 });

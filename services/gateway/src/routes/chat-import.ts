@@ -210,11 +210,12 @@ export const chatImportRoutes: FastifyPluginAsync<ChatImportRouteOptions> = asyn
         ...(body.time_zone !== undefined && { timeZone: body.time_zone }),
         deviceLanguage: body.device_language_code,
         mediaFiles: body.media_files.map((f, i) => {
-          const bytes = multipartFiles.get(req)?.[i];
+          // A multipart request's files are its parts' bytes, never the body's placeholder text.
+          const parts = multipartFiles.get(req);
           return {
             fileName: f.file_name,
             mimeType: f.mime_type,
-            content: bytes ? { bytes } : { base64: f.b64_content },
+            content: parts ? { bytes: parts[i] ?? Buffer.alloc(0) } : { base64: f.b64_content },
           };
         }),
       });

@@ -337,7 +337,10 @@ export async function createObjectStoreStorage(opts: {
         // Buffers still being sent are not given back: the pool never hands out one in use.
         await Promise.allSettled([...inFlight.splice(0).map((e) => e.ack), described]);
         await jsm.streams.purge(stream, { filter: subject }).catch(() => undefined);
-        if (described) await jsm.streams.purge(stream, { filter: metaSubject(key) }).catch(() => undefined);
+        // A description that went out is deleted the object store's way, by a tombstone that
+        // replaces it: description subjects are never purged, so a listing paged while this
+        // runs cannot skip another one (the orphan sweep relies on seeing every description).
+        if (described) await store.delete(key).catch(() => undefined);
         throw err;
       }
     },

@@ -100,6 +100,11 @@ export async function recordNetworkMediaId(
     .execute();
 }
 
+/** Whether the database holds any file at all (a sweep against an empty one removes nothing). */
+export async function anyMediaFile(db: Db): Promise<boolean> {
+  return (await db.selectFrom('media_files').select('id').limit(1).executeTakeFirst()) !== undefined;
+}
+
 /** Which of `objectKeys` any file refers to (the orphan sweep keeps those). */
 export async function objectKeysInUse(db: Db, objectKeys: readonly string[]): Promise<Set<string>> {
   if (objectKeys.length === 0) return new Set();

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { MediaStorage } from '../adapters/storage.ts';
 import type { MediaDatabase } from '../db.ts';
-import { objectKeysInUse } from '../store/media-files.ts';
+import { anyMediaFile, objectKeysInUse } from '../store/media-files.ts';
 
 export interface SweepOutcome {
   /** Stored objects no file referred to, removed. */
@@ -13,8 +13,9 @@ export interface SweepOutcome {
 /** Keys asked about in one query. */
 const KEYS_PER_QUERY = 500;
 /**
- * Crashes leave a few orphans; most of the bucket looking orphaned means this process reads
- * another database (a wrong DATABASE_URL, a restore that lost rows). Then nothing is removed.
+ * Crashes leave a few orphans; most of the bucket looking orphaned, or a database without a
+ * single file, means this process reads another database (a wrong DATABASE_URL, a restore that
+ * lost rows). Then nothing is removed.
  */
 const MAX_ORPHAN_SHARE = 0.5;
 const ORPHANS_ALWAYS_ALLOWED = 10;
@@ -45,7 +46,10 @@ export async function sweepOrphans(
     const inUse = await objectKeysInUse(deps.db, keys);
     orphaned.push(...keys.filter((key) => !inUse.has(key)));
   }
-  if (orphaned.length > ORPHANS_ALWAYS_ALLOWED && orphaned.length > old.length * MAX_ORPHAN_SHARE) {
+  const wrongDatabase =
+    (orphaned.length > 0 && !(await anyMediaFile(deps.db))) ||
+    (orphaned.length > ORPHANS_ALWAYS_ALLOWED && orphaned.length > old.length * MAX_ORPHAN_SHARE);
+  if (wrongDatabase) {
     throw new SweepRefusedError(
       `${orphaned.length} of ${old.length} stored objects have no file in this database: nothing was removed. ` +
         'Check that DATABASE_URL is the instance’s database.',
