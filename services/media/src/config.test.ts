@@ -36,6 +36,8 @@ describe('media configuration', () => {
     ['a sweep interval that is not a duration', { MEDIA_SWEEP_INTERVAL: 'hourly' }],
     ['a sweep interval over a week', { MEDIA_SWEEP_INTERVAL: '8d' }],
     ['a sweep grace under an hour', { MEDIA_SWEEP_GRACE: '59m' }],
+    ['an idle connection timeout over 30 minutes', { MEDIA_IDLE_CONNECTION_TIMEOUT: '31m' }],
+    ['no idle connection timeout', { MEDIA_IDLE_CONNECTION_TIMEOUT: '0' }],
     ['no instance secret', { INBOX_SECRET_KEY: undefined }],
     ['a short instance secret', { INBOX_SECRET_KEY: 'short' }],
     ['no network key', { NETWORK_API_KEY: undefined }],
