@@ -9,13 +9,8 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connectNats, createDb, migrate, type NatsConnection } from '@switchboard/kit';
 import { instanceId } from '@switchboard/proto';
 import { type Bus, createBus } from '@switchboard/proto/bus';
-import {
-  freshDatabase,
-  type TestDatabase,
-  testNatsUrl,
-  uniqueInstanceId,
-  waitFor,
-} from '@switchboard/testkit';
+import { freshDatabase, type TestDatabase, testNatsUrl } from '@switchboard/testkit';
+import { uniqueInstanceId, waitFor } from '@switchboard/testkit/tools';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createObjectStoreStorage, mediaBucketName } from '../src/adapters/object-store.ts';
