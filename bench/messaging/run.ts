@@ -196,14 +196,16 @@ function medianBy<T>(items: readonly T[], key: (x: T) => number): T {
   if (mid === undefined) throw new Error('no rounds');
   return mid;
 }
-const roundFigures = (
-  rounds: ReadonlyArray<{ raw: { per_second: number }; accepted: { per_second: number }; ratio: number }>,
-) =>
-  rounds.map((x) => ({
-    per_second: x.accepted.per_second,
-    raw_per_second: x.raw.per_second,
-    ratio: round(x.ratio, 3),
-  }));
+/** What the JSON reports of one round: its rate beside the raw rate of the same round. */
+const roundFigure = (x: {
+  raw: { per_second: number };
+  accepted: { per_second: number };
+  ratio: number;
+}) => ({
+  per_second: x.accepted.per_second,
+  raw_per_second: x.raw.per_second,
+  ratio: round(x.ratio, 3),
+});
 const ingestHeaders = (b: string) => ({ 'x-hub-signature-256': sign(b) });
 const ingestPath = '/api/v1/waba/webhook/';
 const now = Math.floor(Date.now() / 1000);
@@ -393,8 +395,8 @@ const result = {
     ratio_accepted_to_raw: round(ingest.per_second / rawIngest.per_second, 3),
     persisted: { ...brief(persisted), latency_from: 'POST sent' },
     ratio_persisted_to_accepted: round(persisted.per_second / ingest.per_second, 3),
-    rounds: ingestRounds.map((x, i) => ({
-      ...roundFigures(ingestRounds)[i],
+    rounds: ingestRounds.map((x) => ({
+      ...roundFigure(x),
       persisted_ratio: round(x.persisted.per_second / x.accepted.per_second, 3),
     })),
   },
@@ -448,7 +450,7 @@ const result = {
     accepted_202: brief(send),
     raw_baseline: brief(rawSend),
     ratio_to_raw: round(send.per_second / rawSend.per_second, 3),
-    rounds: roundFigures(sendRounds),
+    rounds: sendRounds.map(roundFigure),
     network_wamids_seen_in_events: networkStatuses,
   },
 };

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
+import { isCachedPlanChanged } from '@switchboard/proto';
 import type { PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 
 /**
  * Named prepared statements for the statements a service runs again and again.
@@ -47,12 +48,14 @@ export interface PreparedStatementOptions {
   maxTextLength?: number;
 }
 
-/**
- * PostgreSQL's answer when a prepared statement's result columns changed under it (a migration
- * ran meanwhile): that text runs unnamed from then on, and the statement is run again unnamed
- * at once unless a transaction was open (which the error aborted: its caller decides).
- */
-const CACHED_PLAN_CHANGED = '0A000';
+interface Connection {
+  /** Names of the statements prepared on it. */
+  readonly names: Set<string>;
+  /** Runs of hot texts it could not prepare, its slots being full. */
+  misses: number;
+  readonly wrapper: PostgresPoolClient;
+}
+
 /** Texts remembered with their count of executions, the least recently run forgotten first. */
 const REMEMBERED_TEXTS = 500;
 
@@ -70,15 +73,12 @@ export function preparingPool(pool: pg.Pool, opts: PreparedStatementOptions = {}
   // Bounded: the oldest texts are forgotten first, so varying texts cannot grow it without end.
   const seen = new Map<string, { times: number; name: string }>();
   const refused = new Set<string>();
-  const prepared = new WeakMap<pg.PoolClient, Set<string>>();
-  const misses = new WeakMap<pg.PoolClient, number>();
-  const openedAt = new WeakMap<pg.PoolClient, number>();
-  const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>();
+  /** What is known of each connection the pool opened, and the one wrapper it is handed out in. */
+  const connections = new WeakMap<pg.PoolClient, Connection>();
 
-  function nameFor(client: pg.PoolClient, text: string): string | undefined {
+  function nameFor(connection: Connection, text: string): string | undefined {
     if (text.length > maxTextLength || refused.has(text)) return undefined;
-    const names = prepared.get(client) ?? new Set<string>();
-    prepared.set(client, names);
+    const { names } = connection;
     const known = seen.get(text);
     const entry = {
       times: (known?.times ?? 0) + 1,
@@ -90,7 +90,7 @@ export function preparingPool(pool: pg.Pool, opts: PreparedStatementOptions = {}
     if (names.has(entry.name)) return entry.name;
     if (entry.times < admitAfter) return undefined;
     if (names.size >= perConnection) {
-      if (entry.times >= hotAfter) misses.set(client, (misses.get(client) ?? 0) + 1);
+      if (entry.times >= hotAfter) connection.misses++;
       return undefined;
     }
     names.add(entry.name);
@@ -98,9 +98,9 @@ export function preparingPool(pool: pg.Pool, opts: PreparedStatementOptions = {}
   }
 
   function wrap(client: pg.PoolClient): PostgresPoolClient {
-    const known = wrappers.get(client);
-    if (known) return known;
-    openedAt.set(client, Date.now());
+    const known = connections.get(client);
+    if (known) return known.wrapper;
+    const openedAt = Date.now();
     // Kysely opens and ends transactions with these texts on the same client.
     let inTransaction = false;
     const track = (text: string) => {
@@ -117,11 +117,14 @@ export function preparingPool(pool: pg.Pool, opts: PreparedStatementOptions = {}
       if (typeof sqlOrCursor !== 'string') throw new Error('streaming queries are not configured');
       track(sqlOrCursor);
       const values = [...(parameters ?? [])];
-      const name = values.length > 0 ? nameFor(client, sqlOrCursor) : undefined;
+      const name = values.length > 0 ? nameFor(connection, sqlOrCursor) : undefined;
       const unnamed = () => client.query(sqlOrCursor, values);
       const run = name ? client.query({ name, text: sqlOrCursor, values }) : unnamed();
       return run.then(asKyselyResult<R>, (err: unknown) => {
-        if (!name || !(err instanceof pg.DatabaseError) || err.code !== CACHED_PLAN_CHANGED) throw err;
+        // Its result columns changed under it (a migration ran meanwhile): that text runs unnamed
+        // from then on, and this statement again at once unless a transaction was open (which the
+        // error aborted: its caller decides).
+        if (!name || !isCachedPlanChanged(err)) throw err;
         refused.add(sqlOrCursor);
         if (inTransaction) throw err;
         return unnamed().then(asKyselyResult<R>);
@@ -131,13 +134,13 @@ export function preparingPool(pool: pg.Pool, opts: PreparedStatementOptions = {}
       query,
       release: () => {
         // pg-pool closes a client released with an error instead of keeping it.
-        const age = Date.now() - (openedAt.get(client) ?? Date.now());
-        if ((misses.get(client) ?? 0) >= retireAfterMisses && age >= minConnectionAgeMs)
+        if (connection.misses >= retireAfterMisses && Date.now() - openedAt >= minConnectionAgeMs)
           client.release(new Error('prepared statement slots full: connection retired'));
         else client.release();
       },
     };
-    wrappers.set(client, wrapper);
+    const connection: Connection = { names: new Set(), misses: 0, wrapper };
+    connections.set(client, connection);
     return wrapper;
   }
 

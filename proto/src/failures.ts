@@ -16,6 +16,13 @@ export interface ClassifiedFailure {
   /** SQLSTATE, socket error code or error name: what the decision was based on. */
   readonly code: string | null;
   readonly message: string;
+  /**
+   * The connection to a dependency is lost, or the dependency itself is (shut down,
+   * restarting, unreachable), anywhere in the error's chain: other work sent the same way fails
+   * too until it is back. A deadlock, a serialization race or a statement timeout is not: they
+   * are the failed work's own.
+   */
+  readonly lostConnection: boolean;
 }
 
 const TRANSIENT_SOCKET_CODES = new Set([
@@ -33,6 +40,13 @@ const TRANSIENT_SOCKET_CODES = new Set([
 ]);
 
 /** NATS client errors that mean "not now" (`@nats-io/nats-core`, `@nats-io/jetstream` names). */
+/** NATS client errors that mean the connection itself is gone (or going). */
+const NATS_CONNECTION_NAMES = new Set([
+  'ClosedConnectionError',
+  'DrainingConnectionError',
+  'ConnectionError',
+]);
+
 const TRANSIENT_NATS_NAMES = new Set([
   'TimeoutError',
   'NoResponders',
@@ -81,30 +95,52 @@ function asRecord(v: unknown): Record<string, unknown> | null {
   return v !== null && typeof v === 'object' ? (v as Record<string, unknown>) : null;
 }
 
-function classifyOne(err: unknown): { class: FailureClass; code: string | null } | null {
+interface Classified {
+  class: FailureClass;
+  code: string | null;
+  lostConnection: boolean;
+}
+
+function classifyOne(err: unknown): Classified | null {
   const e = asRecord(err);
   if (!e) return null;
   const name = typeof e.name === 'string' ? e.name : '';
   const code = typeof e.code === 'string' ? e.code : null;
   const message = typeof e.message === 'string' ? e.message : '';
+  const transient = (c: string | null, lostConnection: boolean): Classified => ({
+    class: 'transient',
+    code: c,
+    lostConnection,
+  });
   // node-postgres DatabaseError (and anything else carrying a SQLSTATE and a severity).
   if (code && SQLSTATE.test(code) && (name === 'error' || name === 'DatabaseError' || 'severity' in e)) {
     // A prepared statement whose result columns a migration changed: the statement runs
     // unnamed from then on (kit's prepared-statements.ts), so the transaction it aborted
     // succeeds when run again.
-    if (code === '0A000' && CACHED_PLAN_CHANGED.test(message)) return { class: 'transient', code };
-    return { class: sqlstateClass(code), code };
+    if (isCachedPlanChanged(err)) return transient(code, false);
+    // Connection exception; admin or crash shutdown, cannot connect now.
+    const lost = code.startsWith('08') || /^57P0[123]$/.test(code);
+    return { class: sqlstateClass(code), code, lostConnection: lost };
   }
-  if (code && TRANSIENT_SOCKET_CODES.has(code)) return { class: 'transient', code };
-  if (TRANSIENT_NATS_NAMES.has(name)) return { class: 'transient', code: name };
+  if (code && TRANSIENT_SOCKET_CODES.has(code)) return transient(code, true);
+  if (TRANSIENT_NATS_NAMES.has(name)) return transient(name, NATS_CONNECTION_NAMES.has(name));
   // JetStream answered 503 (no quorum, stream leader moving) or 408 (request timed out).
-  if (name === 'JetStreamApiError' && (e.status === 503 || e.status === 408)) {
-    return { class: 'transient', code: name };
-  }
-  if (PG_CONNECTION_MESSAGES.test(message)) return { class: 'transient', code: code ?? name ?? null };
-  if (VALIDATION_NAMES.has(name)) return { class: 'permanent', code: name };
-  if (BUG_NAMES.has(name)) return { class: 'permanent', code: name };
+  if (name === 'JetStreamApiError' && (e.status === 503 || e.status === 408)) return transient(name, false);
+  if (PG_CONNECTION_MESSAGES.test(message)) return transient(code ?? name ?? null, true);
+  if (VALIDATION_NAMES.has(name)) return { class: 'permanent', code: name, lostConnection: false };
+  if (BUG_NAMES.has(name)) return { class: 'permanent', code: name, lostConnection: false };
   return null;
+}
+
+/**
+ * A named prepared statement whose result columns a migration changed (SQLSTATE 0A000 "cached
+ * plan must not change result type"): kit runs its text unnamed from then on.
+ */
+export function isCachedPlanChanged(err: unknown): boolean {
+  const e = asRecord(err);
+  return (
+    e !== null && e.code === '0A000' && typeof e.message === 'string' && CACHED_PLAN_CHANGED.test(e.message)
+  );
 }
 
 /** The errors an error wraps (`cause`, `AggregateError.errors`), the error itself first. */
@@ -134,25 +170,12 @@ export function classifyFailure(err: unknown): ClassifiedFailure {
   const pick =
     found.find((c) => c.class === 'transient') ?? found.find((c) => c.class === 'permanent') ?? found[0];
   const fallbackName = err instanceof Error ? err.name : null;
-  return { class: pick?.class ?? 'unknown', code: pick?.code ?? fallbackName, message };
-}
-
-/**
- * Whether a failure is the loss of the connection to a dependency (or of the dependency
- * itself: shut down, restarting, unreachable), rather than something about the work that
- * failed (a deadlock, a serialization race, a statement timeout). The first fails any other
- * work sent the same way until it is back; the second may not.
- */
-export function isConnectionFailure(f: ClassifiedFailure): boolean {
-  if (f.class !== 'transient' || f.code === null) return false;
-  if (SQLSTATE.test(f.code)) return f.code.startsWith('08') || /^57P0[123]$/.test(f.code);
-  return (
-    TRANSIENT_SOCKET_CODES.has(f.code) ||
-    PG_CONNECTION_MESSAGES.test(f.message) ||
-    f.code === 'ClosedConnectionError' ||
-    f.code === 'DrainingConnectionError' ||
-    f.code === 'ConnectionError'
-  );
+  return {
+    class: pick?.class ?? 'unknown',
+    code: pick?.code ?? fallbackName,
+    message,
+    lostConnection: found.some((c) => c.lostConnection),
+  };
 }
 
 /**

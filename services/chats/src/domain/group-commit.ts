@@ -1,4 +1,4 @@
-import { classifyFailure, isConnectionFailure } from '@switchboard/proto';
+import { classifyFailure } from '@switchboard/proto';
 
 interface Pending<I, O> {
   item: I;
@@ -61,7 +61,7 @@ export function createGroupCommit<I, O>(
         try {
           await settle(batch);
         } catch (err) {
-          if (isConnectionFailure(classifyFailure(err))) for (const p of batch) p.reject(err);
+          if (classifyFailure(err).lostConnection) for (const p of batch) p.reject(err);
           else for (const p of batch) await alone(p);
         }
       }

@@ -1,4 +1,4 @@
-import { classifyFailure, isConnectionFailure } from '@switchboard/proto';
+import { classifyFailure } from '@switchboard/proto';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { backoffMs, INBOUND_RETRY_POLICY, retryDecision } from './retry.ts';
@@ -46,22 +46,30 @@ describe('failure classes', () => {
 
   it('tells a lost connection from a transient failure of the work itself', () => {
     const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    const natsClosed = Object.assign(new Error('closed connection'), { name: 'ClosedConnectionError' });
     for (const lost of [
       pgError('08006'),
       pgError('57P01'),
       pgError('57P03'),
       refused,
       new Error('Connection terminated unexpectedly'),
+      // Wrapped by whoever caught it first: the cause decides.
+      new Error('insert failed', { cause: new Error('Connection terminated unexpectedly') }),
+      new Error('fold failed', { cause: pgError('57P01') }),
+      natsClosed,
     ])
-      expect(isConnectionFailure(classifyFailure(lost))).toBe(true);
+      expect([lost.message, classifyFailure(lost).lostConnection]).toEqual([lost.message, true]);
+    const natsTimeout = Object.assign(new Error('timeout'), { name: 'TimeoutError' });
     for (const own of [
       pgError('40P01'),
       pgError('40001'),
       pgError('57014'),
       pgError('55P03'),
       pgError('23505'),
+      natsTimeout,
+      new Error('fold failed', { cause: pgError('40P01') }),
     ])
-      expect(isConnectionFailure(classifyFailure(own))).toBe(false);
+      expect([own.message, classifyFailure(own).lostConnection]).toEqual([own.message, false]);
   });
 
   it('leaves other failures unknown', () => {
