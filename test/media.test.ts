@@ -1,7 +1,7 @@
 import { request } from 'node:http';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connectNats } from '@switchboard/kit';
-import { mediaBucketName } from '@switchboard/media';
+import { mediaStreamName } from '@switchboard/media';
 import { instanceId, type MediaFile, MediaFileSchema } from '@switchboard/proto';
 import { testNatsUrl, waitFor } from '@switchboard/testkit';
 import pg from 'pg';
@@ -43,8 +43,8 @@ async function upload(
 }
 
 /** The count a `select count(…) as n` answers in the inbox's database. */
-async function countOf(text: string, values: unknown[] = []): Promise<number> {
-  const client = new pg.Client({ connectionString: inbox.db.url });
+async function countOf(text: string, values: unknown[] = [], of: Inbox = inbox): Promise<number> {
+  const client = new pg.Client({ connectionString: of.db.url });
   await client.connect();
   try {
     return Number((await client.query<{ n: string }>(text, values)).rows[0]?.n);
@@ -87,7 +87,7 @@ describe('media upload and retrieval', () => {
   it('undoes a raw upload whose client goes away before the end: no chunks left, no row', async () => {
     const nc = await connectNats(testNatsUrl(), 'media-abort-test');
     const jsm = await jetstreamManager(nc);
-    const stream = `OBJ_${mediaBucketName(instanceId(inbox.env.INSTANCE_ID ?? ''))}`;
+    const stream = mediaStreamName(instanceId(inbox.env.INSTANCE_ID ?? ''));
     const stored = async () => (await jsm.streams.info(stream)).state.messages;
     // The bucket exists once anything was stored.
     await uploaded(jpeg(1024), 'image/jpeg');
@@ -354,57 +354,60 @@ describe('media upload and retrieval', () => {
   });
 });
 
-describe('a stalled upload', () => {
+describe('an upload that outlasts MEDIA_UPLOAD_TIMEOUT', () => {
+  const TIMEOUT_MS = 1_000;
   let slow: Inbox;
   let slowAdmin: string;
   beforeAll(
     async () =>
       ({ inbox: slow, admin: slowAdmin } = await startInboxAsAdmin({
-        env: { MEDIA_IDLE_CONNECTION_TIMEOUT: '500ms' },
+        env: { MEDIA_UPLOAD_TIMEOUT: `${TIMEOUT_MS}ms` },
       })),
     120_000,
   );
   afterAll(async () => slow?.stop());
 
-  it('is cut off after MEDIA_IDLE_CONNECTION_TIMEOUT without a byte: its chunks removed, no row', async () => {
-    const nc = await connectNats(testNatsUrl(), 'media-stall-test');
-    const jsm = await jetstreamManager(nc);
-    const stream = `OBJ_${mediaBucketName(instanceId(slow.env.INSTANCE_ID ?? ''))}`;
-    const stored = async () => (await jsm.streams.info(stream)).state.messages;
-    const first = await fetch(`${slow.url}/api/v1/media/`, {
-      method: 'POST',
-      headers: { authorization: `Token ${slowAdmin}`, 'content-type': 'image/jpeg' },
-      body: jpeg(1024),
-    });
-    expect(first.status).toBe(201);
-    const before = await stored();
-    const doc = pdf('x'.repeat(1_500_000));
+  it('is cut off even while bytes still trickle in: its chunks removed, no row', async () => {
+    const nc = await connectNats(testNatsUrl(), 'media-trickle-test');
     const req = request(new URL(`${slow.url}/api/v1/media/`), {
       method: 'POST',
       headers: {
         authorization: `Token ${slowAdmin}`,
         'content-type': 'application/pdf',
-        'content-length': String(3 * doc.length),
+        'content-length': String(4_000_000),
       },
     });
-    const ended = new Promise<string>((resolve) => {
-      req.on('error', (err) => resolve(`error: ${err.message}`));
-      req.on('response', (res) => resolve(`answered ${res.statusCode}`));
-    });
-    // A third of what it declared, then nothing more, the connection kept open.
-    req.write(doc);
-    await waitFor(async () => (await stored()) > before, 10_000, 'the first chunks stored');
-    // The media service closes the idle connection; the gateway answers or drops its client.
-    expect(await ended).not.toBe('answered 201');
-    await waitFor(async () => (await stored()) === before, 10_000, 'the stalled upload’s chunks removed');
-    const client = new pg.Client({ connectionString: slow.db.url });
-    await client.connect();
-    const rows = await client.query<{ n: string }>(
-      "select count(*) as n from media_files where mime_type = 'application/pdf'",
-    );
-    await client.end();
-    expect(Number(rows.rows[0]?.n)).toBe(0);
-    req.destroy();
-    await nc.close();
+    let trickle: NodeJS.Timeout | undefined;
+    try {
+      const jsm = await jetstreamManager(nc);
+      const stream = mediaStreamName(instanceId(slow.env.INSTANCE_ID ?? ''));
+      const stored = async () => (await jsm.streams.info(stream)).state.messages;
+      const first = await fetch(`${slow.url}/api/v1/media/`, {
+        method: 'POST',
+        headers: { authorization: `Token ${slowAdmin}`, 'content-type': 'image/jpeg' },
+        body: jpeg(1024),
+      });
+      expect(first.status).toBe(201);
+      const before = await stored();
+      const pdfCount = () =>
+        countOf("select count(*) as n from media_files where mime_type = 'application/pdf'", [], slow);
+      const started = performance.now();
+      const ended = new Promise<number>((resolve) => {
+        req.on('error', () => resolve(performance.now() - started));
+        req.on('response', (res) => resolve(res.statusCode === 201 ? -1 : performance.now() - started));
+      });
+      req.write(pdf('x'.repeat(1_500_000)));
+      await waitFor(async () => (await stored()) > before, 10_000, 'the first chunks stored');
+      // Never idle, never done: a kilobyte every 100 ms.
+      trickle = setInterval(() => req.write(Buffer.alloc(1024, 0x20)), 100);
+      const after = await ended;
+      expect(after).toBeGreaterThanOrEqual(TIMEOUT_MS);
+      await waitFor(async () => (await stored()) === before, 10_000, 'the cut-off upload’s chunks removed');
+      expect(await pdfCount()).toBe(0);
+    } finally {
+      clearInterval(trickle);
+      req.destroy();
+      await nc.close();
+    }
   });
 });

@@ -57,8 +57,6 @@ export interface HttpServerOptions {
   refuseBlankPathParams?: boolean;
   /** The body of the router's own refusals; the inbox's `{code, reason}` unless an API has its own shape. */
   frameworkErrorBody?: (code: ErrorCode, reason: string) => Record<string, unknown>;
-  /** Milliseconds a connection may pass without a byte either way before it is closed (none by default). */
-  idleConnectionTimeoutMs?: number;
 }
 
 /**
@@ -69,7 +67,6 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   const app = Fastify({
     loggerInstance: opts.logger,
     bodyLimit: opts.bodyLimit ?? 4 * 1024 * 1024,
-    ...(opts.idleConnectionTimeoutMs !== undefined && { connectionTimeout: opts.idleConnectionTimeoutMs }),
     trustProxy: opts.trustProxy ?? false,
     requestIdHeader: false,
     genReqId: (req) => {

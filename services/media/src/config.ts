@@ -4,7 +4,8 @@ import { PROVIDER_BASE_URL } from '@switchboard/proto/network';
 import { z } from 'zod';
 import type { MediaLimits } from './domain/media-kind.ts';
 
-const HOUR_MS = 3_600_000;
+const MINUTE_MS = 60_000;
+const HOUR_MS = 60 * MINUTE_MS;
 const DAY_MS = 24 * HOUR_MS;
 const bytes = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
@@ -29,20 +30,28 @@ export const MediaConfigSchema = BaseEnvSchema.extend({
   MEDIA_MAX_STICKER_BYTES: bytes(SUPPORTED_MEDIA.sticker.maxBytes),
   MEDIA_MAX_DOCUMENT_BYTES: bytes(SUPPORTED_MEDIA.document.maxBytes),
   /** How often stored bytes no file refers to (left by a crash) are looked for and removed; 0 never. */
-  MEDIA_SWEEP_INTERVAL: envDuration('1h').refine((ms) => ms <= 7 * DAY_MS, 'at most 7d'),
+  MEDIA_SWEEP_INTERVAL: envDuration('1h').refine(
+    (ms) => ms === 0 || (ms >= MINUTE_MS && ms <= 7 * DAY_MS),
+    '0, or from 1m to 7d (each sweep reads every stored description)',
+  ),
   /**
    * Only bytes stored longer ago than this are swept, so uploads in progress and rows about to be
    * written are never touched; at least an hour, which also dwarfs any clock difference.
    */
   MEDIA_SWEEP_GRACE: envDuration('24h').refine((ms) => ms >= HOUR_MS, 'at least 1h'),
   /**
-   * A connection with no byte either way for this long is closed: a stalled upload fails (its
-   * chunks removed) well within the sweep's shortest grace.
+   * The time a whole upload may take: one that stalls or trickles is cut off and its chunks
+   * removed, so none of them ages past the sweep's grace while the upload is still running.
    */
-  MEDIA_IDLE_CONNECTION_TIMEOUT: envDuration('15m').refine(
-    (ms) => ms > 0 && ms <= 30 * 60_000,
-    'between 1ms and 30m: a stalled upload must end well before the sweep grace (at least 1h)',
-  ),
+  MEDIA_UPLOAD_TIMEOUT: envDuration('30m').refine((ms) => ms > 0, 'more than 0'),
+}).superRefine((c, ctx) => {
+  if (c.MEDIA_UPLOAD_TIMEOUT * 2 > c.MEDIA_SWEEP_GRACE) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['MEDIA_UPLOAD_TIMEOUT'],
+      message: 'at most half of MEDIA_SWEEP_GRACE, or the sweep could take a running upload for a dead one',
+    });
+  }
 });
 
 export type MediaConfig = z.infer<typeof MediaConfigSchema>;

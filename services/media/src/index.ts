@@ -1,4 +1,4 @@
-export { createObjectStoreStorage, mediaBucketName } from './adapters/object-store.ts';
+export { createObjectStoreStorage, mediaBucketName, mediaStreamName } from './adapters/object-store.ts';
 export type { MediaStorage } from './adapters/storage.ts';
 export { limitsFromConfig, loadConfig, type MediaConfig, MediaConfigSchema } from './config.ts';
 export type { MediaDatabase } from './db.ts';

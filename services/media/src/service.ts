@@ -57,13 +57,7 @@ export async function createMedia(
         log.warn({ operation: e.operation, attempt: e.attempt, delayMs: e.delayMs }, 'network call retried'),
     });
   const limits = limitsFromConfig(config);
-  const app = createHttpServer({
-    logger: log,
-    refuseUnstorableText: true,
-    // An upload that stalls is cut off long before the orphan sweep could take its first
-    // chunks (an hour old at the least) for a dead write's, and its chunks are removed.
-    idleConnectionTimeoutMs: config.MEDIA_IDLE_CONNECTION_TIMEOUT,
-  });
+  const app = createHttpServer({ logger: log, refuseUnstorableText: true });
   installInboxErrorHandling(app);
   await registerMediaRoutes(app, {
     db,
@@ -71,6 +65,7 @@ export async function createMedia(
     limits,
     publicUrl: config.PUBLIC_URL,
     uploaderSigner: createHeaderSigner(config.INBOX_SECRET_KEY, MEDIA_UPLOADER_PURPOSE),
+    uploadTimeoutMs: config.MEDIA_UPLOAD_TIMEOUT,
   });
   // For probes: ready when the database and NATS answer.
   app.get('/healthz', { schema: { hide: true } }, async (_req, reply) => {

@@ -13,7 +13,7 @@ import { instanceId } from '@switchboard/proto';
 import { type Bus, createBus } from '@switchboard/proto/bus';
 import { testNatsUrl, uniqueInstanceId } from '@switchboard/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createObjectStoreStorage, mediaBucketName } from '../src/adapters/object-store.ts';
+import { createObjectStoreStorage, mediaBucketName, mediaStreamName } from '../src/adapters/object-store.ts';
 import type { MediaStorage } from '../src/adapters/storage.ts';
 import type { ByteRange } from '../src/domain/range.ts';
 
@@ -120,7 +120,7 @@ describe('object-store storage', () => {
 
   it('leaves neither chunks nor a description when the body fails midway', async () => {
     const jsm = await jetstreamManager(nc);
-    const stream = `OBJ_${mediaBucketName(bus.instance)}`;
+    const stream = mediaStreamName(bus.instance);
     const before = (await jsm.streams.info(stream)).state.messages;
     const key = randomUUID();
     async function* failing() {

@@ -62,6 +62,11 @@ export function mediaBucketName(instance: InstanceId): string {
   return `media_${instance}`;
 }
 
+/** The stream the bucket's chunks and descriptions are stored in (the object store's naming). */
+export function mediaStreamName(instance: InstanceId): string {
+  return `OBJ_${mediaBucketName(instance)}`;
+}
+
 /**
  * Chunk-sized buffers reused from one write to the next: a chunk's buffer goes back once the
  * server acknowledged it (the client has sent it by then). Writing a large file then allocates
@@ -119,7 +124,6 @@ const StoredDescriptionSchema = z.looseObject({
 interface Description {
   key: string;
   nuid: string;
-  deleted: boolean;
   /** When the server stored the description (the clock chunk times are read on). */
   storedAt: Date;
 }
@@ -173,7 +177,7 @@ export async function createObjectStoreStorage(opts: {
     replicas: opts.replicas,
     description: `media files of inbox instance ${instance}`,
   });
-  const stream = `OBJ_${bucket}`;
+  const stream = mediaStreamName(instance);
   const jsm = await js.jetstreamManager();
   const chunkSubject = (nuid: string) => `$O.${bucket}.C.${nuid}`;
   const metaSubject = (key: string) => `$O.${bucket}.M.${base64UrlPadded(Buffer.from(key, 'latin1'))}`;
@@ -261,7 +265,7 @@ export async function createObjectStoreStorage(opts: {
    * its last message. Not the library's `list`, a watch that ends at its first idle heartbeat:
    * a description missing from a short list would make a live file's chunks look unfinished.
    */
-  async function descriptions(): Promise<Description[]> {
+  async function liveDescriptions(): Promise<Description[]> {
     const prefix = metaSubject('');
     const info = await jsm.streams.info(stream, { subjects_filter: `${prefix}*` });
     const found: Description[] = [];
@@ -270,7 +274,9 @@ export async function createObjectStoreStorage(opts: {
       // Purged since the listing (a write that failed): nothing to describe.
       if (!m) continue;
       const meta = StoredDescriptionSchema.parse(JSON.parse(Buffer.from(m.data).toString('utf8')));
-      found.push({ key: meta.name, nuid: meta.nuid, deleted: meta.deleted ?? false, storedAt: m.time });
+      // A deleted object's tombstone: its chunks are no one's.
+      if (meta.deleted) continue;
+      found.push({ key: meta.name, nuid: meta.nuid, storedAt: m.time });
     }
     return found;
   }
@@ -359,28 +365,33 @@ export async function createObjectStoreStorage(opts: {
         if (!(err instanceof Error && /not found/i.test(err.message))) throw err;
       });
     },
-    async list() {
-      return (await descriptions())
-        .filter((d) => !d.deleted)
-        .map((d) => ({ key: d.key, storedAt: d.storedAt }));
-    },
-    async removeUnfinished(before) {
-      // A write publishes its chunks, then its description: chunks that no live description
-      // names belong to a write still running, one that died, or a delete cut short. Their last
-      // chunk's time tells which.
-      const described = new Set((await descriptions()).filter((d) => !d.deleted).map((d) => d.nuid));
-      const prefix = chunkSubject('');
-      const info = await jsm.streams.info(stream, { subjects_filter: `${prefix}*` });
-      let removed = 0;
-      for (const subject of Object.keys(info.state.subjects ?? {})) {
-        if (described.has(subject.slice(prefix.length))) continue;
-        const last = await jsm.direct.getMessage(stream, { last_by_subj: subject });
-        // Written at or after `before`, or a time that cannot be read: left alone.
-        if (!last || !(last.time < before)) continue;
-        await jsm.streams.purge(stream, { filter: subject });
-        removed++;
-      }
-      return removed;
+    async inventory() {
+      const live = await liveDescriptions();
+      const described = new Set(live.map((d) => d.nuid));
+      return {
+        objects: live.map((d) => ({ key: d.key, storedAt: d.storedAt })),
+        removeUnfinished: (before) => removeUnfinished(described, before),
+      };
     },
   };
+
+  /**
+   * A write publishes its chunks, then its description: chunks that no live description names
+   * (`described`, read before the chunks are listed) belong to a write still running, one that
+   * died, or a delete cut short. Their last chunk's time tells which.
+   */
+  async function removeUnfinished(described: ReadonlySet<string>, before: Date): Promise<number> {
+    const prefix = chunkSubject('');
+    const info = await jsm.streams.info(stream, { subjects_filter: `${prefix}*` });
+    let removed = 0;
+    for (const subject of Object.keys(info.state.subjects ?? {})) {
+      if (described.has(subject.slice(prefix.length))) continue;
+      const last = await jsm.direct.getMessage(stream, { last_by_subj: subject });
+      // Written at or after `before`, or a time that cannot be read: left alone.
+      if (!last || !(last.time < before)) continue;
+      await jsm.streams.purge(stream, { filter: subject });
+      removed++;
+    }
+    return removed;
+  }
 }

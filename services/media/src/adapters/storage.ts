@@ -14,8 +14,13 @@ export interface MediaStorage {
   /** The bytes, or a slice of them; undefined when nothing is stored under the key. */
   read(key: string, range?: ByteRange): Promise<Readable | undefined>;
   remove(key: string): Promise<void>;
-  /** Every stored key, with when its write finished (for the orphan sweep). */
-  list(): Promise<Array<{ key: string; storedAt: Date }>>;
+  /** What is stored, read once (for the orphan sweep). */
+  inventory(): Promise<StorageInventory>;
+}
+
+export interface StorageInventory {
+  /** Every stored key, with when its write finished. */
+  readonly objects: ReadonlyArray<{ key: string; storedAt: Date }>;
   /**
    * Removes the pieces of writes that never finished (a process that died mid-`put`) and wrote
    * nothing since `before`; answers how many writes it removed.

@@ -33,6 +33,8 @@ export interface MediaRouteDeps {
   limits: MediaLimits;
   publicUrl: string;
   uploaderSigner: HeaderSigner;
+  /** The time a whole upload may take (`MEDIA_UPLOAD_TIMEOUT`). */
+  uploadTimeoutMs: number;
 }
 
 /** The uploader the gateway authenticated; uploads that did not come through it are refused. */
@@ -162,72 +164,85 @@ export async function registerMediaRoutes(app: HttpServer, deps: MediaRouteDeps)
     },
     async (req, reply) => {
       const uploader = uploaderOf(req, deps.uploaderSigner);
-      const ingest = (
-        body: AsyncIterable<Uint8Array>,
-        declaredType: string | undefined,
-        fileName: string | undefined,
-        declaredSize?: number,
-      ) =>
-        ingestMedia(deps, {
-          body,
-          declaredType,
-          fileName,
-          declaredSize,
-          // Signed by the gateway with the uploader: a request cannot name its own origin.
-          origin: uploader.origin ?? 'upload',
-          createdBy: uploader.user_id,
-        });
-
-      let row: Awaited<ReturnType<typeof ingestMedia>> | undefined;
-      if (req.isMultipart()) {
-        let storing = false;
-        // The parser failing inside the file (a body cut short) surfaces through the store.
-        let bodyBroken: unknown;
-        try {
-          for await (const part of req.parts()) {
-            if (part.type !== 'file') continue;
-            if (part.fieldname !== FILE_PART || row) {
-              part.file.resume();
-              continue;
-            }
-            storing = true;
-            part.file.once('error', (err) => {
-              bodyBroken = err;
-            });
-            row = await ingest(part.file, part.mimetype, part.filename || req.query.filename);
-          }
-        } catch (err) {
-          // With the file stored, whatever follows it is ignored, as any other part is (the
-          // rest of the body is read and dropped before the answer, `finishUpload`).
-          if (!row) {
-            // The file's own refusal (type, size, empty) is answered as such.
-            if (err instanceof ServiceError) throw err;
-            // The body broke (inside the file or before it): the client's mistake.
-            if (bodyBroken !== undefined || !storing) throw multipartRefusal(bodyBroken ?? err);
-            // Storing the file failed (NATS, the database): answered as that failure.
-            throw err;
-          }
-        }
-        if (!row) {
-          throw ServiceError.validation(
-            { [FILE_PART]: ['This field is required.'] },
-            'No file was submitted.',
-          );
-        }
-      } else {
-        const declared = req.headers['content-type'];
-        row = await ingest(
-          bodyOf(req.raw),
-          declared === undefined ? undefined : baseMimeType(declared),
-          req.query.filename,
-          contentLength(req),
-        );
+      // The connection goes when the upload outlasts its time: the body fails, and the chunks
+      // stored so far are removed, before any of them could age past the orphan sweep's grace.
+      const deadline = setTimeout(() => req.raw.destroy(), deps.uploadTimeoutMs);
+      try {
+        return await upload(req, reply, uploader);
+      } finally {
+        clearTimeout(deadline);
       }
-      // A file just uploaded is usually read soon (the network fetches what is sent by link).
-      files.set(row.id, row);
-      return reply.status(201).send(mediaFileView(row, deps.publicUrl));
     },
   );
+
+  /** Stores the file (multipart part `file_encoded`, or the raw body) and answers 201 with it. */
+  async function upload(
+    req: FastifyRequest<{ Querystring: { filename?: string | undefined } }>,
+    reply: FastifyReply,
+    uploader: MediaUploader,
+  ) {
+    const ingest = (
+      body: AsyncIterable<Uint8Array>,
+      declaredType: string | undefined,
+      fileName: string | undefined,
+      declaredSize?: number,
+    ) =>
+      ingestMedia(deps, {
+        body,
+        declaredType,
+        fileName,
+        declaredSize,
+        // Signed by the gateway with the uploader: a request cannot name its own origin.
+        origin: uploader.origin ?? 'upload',
+        createdBy: uploader.user_id,
+      });
+
+    let row: Awaited<ReturnType<typeof ingestMedia>> | undefined;
+    if (req.isMultipart()) {
+      let storing = false;
+      // The parser failing inside the file (a body cut short) surfaces through the store.
+      let bodyBroken: unknown;
+      try {
+        for await (const part of req.parts()) {
+          if (part.type !== 'file') continue;
+          if (part.fieldname !== FILE_PART || row) {
+            part.file.resume();
+            continue;
+          }
+          storing = true;
+          part.file.once('error', (err) => {
+            bodyBroken = err;
+          });
+          row = await ingest(part.file, part.mimetype, part.filename || req.query.filename);
+        }
+      } catch (err) {
+        // With the file stored, whatever follows it is ignored, as any other part is (the
+        // rest of the body is read and dropped before the answer, `finishUpload`).
+        if (!row) {
+          // The file's own refusal (type, size, empty) is answered as such.
+          if (err instanceof ServiceError) throw err;
+          // The body broke (inside the file or before it): the client's mistake.
+          if (bodyBroken !== undefined || !storing) throw multipartRefusal(bodyBroken ?? err);
+          // Storing the file failed (NATS, the database): answered as that failure.
+          throw err;
+        }
+      }
+      if (!row) {
+        throw ServiceError.validation({ [FILE_PART]: ['This field is required.'] }, 'No file was submitted.');
+      }
+    } else {
+      const declared = req.headers['content-type'];
+      row = await ingest(
+        bodyOf(req.raw),
+        declared === undefined ? undefined : baseMimeType(declared),
+        req.query.filename,
+        contentLength(req),
+      );
+    }
+    // A file just uploaded is usually read soon (the network fetches what is sent by link).
+    files.set(row.id, row);
+    return reply.status(201).send(mediaFileView(row, deps.publicUrl));
+  }
 
   app.route({
     // HEAD is answered by this handler too (not Fastify's generated one, which reads the bytes

@@ -78,13 +78,7 @@ export async function findImportedFile(
 
 /** Whether any file still refers to an object (before the object is removed). */
 export async function objectInUse(db: Db, objectKey: string): Promise<boolean> {
-  const row = await db
-    .selectFrom('media_files')
-    .select('id')
-    .where('object_key', '=', objectKey)
-    .limit(1)
-    .executeTakeFirst();
-  return row !== undefined;
+  return (await objectKeysInUse(db, [objectKey])).has(objectKey);
 }
 
 export async function recordNetworkMediaId(

@@ -39,7 +39,8 @@ export async function sweepOrphans(
   now: Date = new Date(),
 ): Promise<SweepOutcome> {
   const before = new Date(now.getTime() - graceMs);
-  const old = (await deps.storage.list()).filter((o) => o.storedAt < before).map((o) => o.key);
+  const inventory = await deps.storage.inventory();
+  const old = inventory.objects.filter((o) => o.storedAt < before).map((o) => o.key);
   const orphaned: string[] = [];
   for (let i = 0; i < old.length; i += KEYS_PER_QUERY) {
     const keys = old.slice(i, i + KEYS_PER_QUERY);
@@ -56,6 +57,6 @@ export async function sweepOrphans(
     );
   }
   for (const key of orphaned) await deps.storage.remove(key);
-  const unfinished = await deps.storage.removeUnfinished(before);
+  const unfinished = await inventory.removeUnfinished(before);
   return { orphans: orphaned.length, unfinished };
 }
