@@ -200,7 +200,7 @@ describe('an export with an image and a PDF', () => {
 });
 
 describe('an export sent as multipart/form-data', () => {
-  it('stores each file part byte for byte, as the same export in JSON would', async () => {
+  it('stores each file part byte for byte, the bytes themselves (no base64 in the request)', async () => {
     const waId = '447700900377';
     const photo = jpeg(7_000);
     const quote = pdf('Quote 119 for the kitchen splashback');

@@ -308,8 +308,7 @@ describe('inbound bodies are never dropped', () => {
     const wamid = /"id":"(wamid\.poison\.\d+)"/.exec(letter.body)?.[1];
     // The fix ships: chats restarts without the fault.
     await restartChats({ hook: false });
-    const principal = adminPrincipal;
-    const first = await bus.request(redriveInboundDeadLetter, { principal, id: letter.id });
+    const first = await bus.request(redriveInboundDeadLetter, { principal: adminPrincipal, id: letter.id });
     expect(Number.isInteger(first.redriven_at)).toBe(true);
     expect(Math.abs((first.redriven_at ?? 0) - Math.floor(Date.now() / 1000))).toBeLessThanOrEqual(5);
     await waitFor(
@@ -317,14 +316,14 @@ describe('inbound bodies are never dropped', () => {
       20_000,
       're-driven body stored',
     );
-    const again = await bus.request(redriveInboundDeadLetter, { principal, id: letter.id });
+    const again = await bus.request(redriveInboundDeadLetter, { principal: adminPrincipal, id: letter.id });
     expect(again.redriven_at).toBe(first.redriven_at);
     const copies = await sql.query<{ n: string }>(
       `select count(*) as n from network_webhooks where convert_from(body_raw, 'UTF8') = $1`,
       [letter.body],
     );
     expect(Number(copies.rows[0]?.n)).toBe(1);
-    const agent = { ...principal, user_id: 2, role: 'user' as const };
+    const agent = { ...adminPrincipal, user_id: 2, role: 'user' as const };
     await expect(
       bus.request(redriveInboundDeadLetter, { principal: agent, id: letter.id }),
     ).rejects.toMatchObject({

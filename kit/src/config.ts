@@ -28,22 +28,21 @@ export const envBoolean = z
 
 export const envPort = z.coerce.number().int().min(0).max(65535);
 
+function durationMs(v: string, ctx: z.RefinementCtx): number {
+  const ms = parseDuration(v);
+  if (ms !== undefined) return ms;
+  ctx.addIssue({ code: 'custom', message: `expected a duration like 500ms, 5s, 5m, 2h or 5d, got "${v}"` });
+  return z.NEVER;
+}
+
 /** A duration as operators write it (`500ms`, `5s`, `5m`, `2h`, `5d`, bare milliseconds), in milliseconds. */
-export const envDuration = (fallback: string) =>
-  z
-    .string()
-    .default(fallback)
-    .transform((v, ctx) => {
-      const ms = parseDuration(v);
-      if (ms === undefined) {
-        ctx.addIssue({
-          code: 'custom',
-          message: `expected a duration like 500ms, 5s, 5m, 2h or 5d, got "${v}"`,
-        });
-        return z.NEVER;
-      }
-      return ms;
-    });
+export const envDuration = (fallback: string) => z.string().default(fallback).transform(durationMs);
+
+/** The same, or undefined when unset or empty (the caller derives a default). */
+export const envOptionalDuration = z
+  .string()
+  .optional()
+  .transform((v, ctx) => (v === undefined || v === '' ? undefined : durationMs(v, ctx)));
 
 export const logLevel = z
   .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])

@@ -3,8 +3,8 @@ import {
   configLoader,
   envBoolean,
   envDuration,
+  envOptionalDuration,
   InstanceSecretKeySchema,
-  parseDuration,
   parseDurationList,
 } from '@switchboard/kit';
 import { z } from 'zod';
@@ -19,18 +19,7 @@ export const FanoutConfigSchema = BaseEnvSchema.extend({
   WEBHOOK_ALLOW_PRIVATE_TARGETS: envBoolean.default(false),
   WEBHOOK_ATTEMPT_TIMEOUT: envDuration(`${DEFAULT_ATTEMPT_TIMEOUT_MS}ms`),
   /** Defaults to the attempt timeout plus 15 s. */
-  WEBHOOK_ACK_WAIT: z
-    .string()
-    .optional()
-    .transform((v, ctx) => {
-      if (v === undefined || v === '') return undefined;
-      const ms = parseDuration(v);
-      if (ms === undefined) {
-        ctx.addIssue({ code: 'custom', message: `expected a duration, got "${v}"` });
-        return z.NEVER;
-      }
-      return ms;
-    }),
+  WEBHOOK_ACK_WAIT: envOptionalDuration,
   WEBHOOK_RETRY_SCHEDULE: z
     .string()
     .default(DEFAULT_RETRY_SCHEDULE_MS.map((ms) => `${ms}ms`).join(','))

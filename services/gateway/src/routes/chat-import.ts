@@ -13,7 +13,7 @@ import { z } from 'zod';
 import type { MediaSinkFor } from '../adapters/media-sink.ts';
 import { GroupOut, UserOut } from '../domain/schemas.ts';
 import { principalOf, security } from '../http/guards.ts';
-import { IMPORT_WARNING_CODES, importExport } from '../use-cases/chat-import.ts';
+import { type ExportUpload, IMPORT_WARNING_CODES, importExport } from '../use-cases/chat-import.ts';
 import { createExpanders, MessageOut, type MessagingRouteOptions, tags } from './messaging-views.ts';
 
 export interface ChatImportRouteOptions extends MessagingRouteOptions {
@@ -106,11 +106,11 @@ const ChatImportOut = z
   .meta({ id: 'ChatImport' });
 
 /**
- * The bytes of a multipart request's media files, in `media_files` order: they stay bytes (no
- * base64 round trip for files that can reach the request's limit), while the rest of the body is
- * checked by the route's schema like a JSON body.
+ * A multipart request's media files as the import takes them: they stay bytes (no base64 round
+ * trip for files that can reach the request's limit), while the rest of the body is checked by
+ * the route's schema like a JSON body.
  */
-const multipartFiles = new WeakMap<FastifyRequest, Buffer[]>();
+const multipartFiles = new WeakMap<FastifyRequest, ExportUpload['mediaFiles']>();
 
 /**
  * A multipart request as the JSON body: the fields by name (`chat_participants` as JSON text;
@@ -120,7 +120,7 @@ const multipartFiles = new WeakMap<FastifyRequest, Buffer[]>();
 async function multipartBody(req: FastifyRequest, maxBytes: number): Promise<Record<string, unknown>> {
   const body: Record<string, unknown> = {};
   const media: { b64_content: string; mime_type: string; file_name: string }[] = [];
-  const files: Buffer[] = [];
+  const files: ExportUpload['mediaFiles'] = [];
   let total = 0;
   const count = (n: number) => {
     total += n;
@@ -133,7 +133,7 @@ async function multipartBody(req: FastifyRequest, maxBytes: number): Promise<Rec
       if (part.fieldname === 'chat_text') body.chat_text = bytes.toString('utf8');
       else {
         media.push({ b64_content: '', mime_type: part.mimetype, file_name: part.filename });
-        files.push(bytes);
+        files.push({ fileName: part.filename, mimeType: part.mimetype, content: { bytes } });
       }
       continue;
     }
@@ -209,15 +209,14 @@ export const chatImportRoutes: FastifyPluginAsync<ChatImportRouteOptions> = asyn
         utcOffsetMinutes: body.utc_offset_minutes,
         ...(body.time_zone !== undefined && { timeZone: body.time_zone }),
         deviceLanguage: body.device_language_code,
-        mediaFiles: body.media_files.map((f, i) => {
-          // A multipart request's files are its parts' bytes, never the body's placeholder text.
-          const parts = multipartFiles.get(req);
-          return {
+        // A multipart request's files are its parts' bytes, never the body's placeholder text.
+        mediaFiles:
+          multipartFiles.get(req) ??
+          body.media_files.map((f) => ({
             fileName: f.file_name,
             mimeType: f.mime_type,
-            content: parts ? { bytes: parts[i] ?? Buffer.alloc(0) } : { base64: f.b64_content },
-          };
-        }),
+            content: { base64: f.b64_content },
+          })),
       });
       const chat = await expandChat(imported.chat);
       return {
