@@ -6,6 +6,17 @@ import { statusKey } from './views.ts';
 
 type Db = Kysely<ChatsDatabase>;
 
+/**
+ * The ids of a batch, read through a one-row subquery: PostgreSQL then plans the statement once
+ * per connection. With the array in plain sight, every execution of a prepared statement was
+ * planned anew (its plan for one known id looks cheaper than a plan for any ids, so PostgreSQL
+ * never settles on the reusable one): measured with pg_stat_statements over 300 sequential sends,
+ * the claim was planned 304 times (0.57 ms each, against 0.22 ms executing) and the sent mark
+ * 304 times (0.43 ms against 0.22 ms); now 25 times each, executing in 0.35–0.38 ms. The plan
+ * is the same shape either way: the primary key and the queue's partial index.
+ */
+const idsOf = (ids: readonly string[]) => sql`(select ${ids}::uuid[])::uuid[]`;
+
 const leaseUntil = (seconds: number) => sql<Date>`now() + make_interval(secs => ${seconds})`;
 
 const HEAD_COLUMNS = sql`
@@ -60,7 +71,7 @@ export async function sendStatesHeadsAndClaims(
     claimed: ClaimedSend | null;
   }>`
     with m as (
-      select id, wa_id, send_state from messages where id = any(${ids}::uuid[])),
+      select id, wa_id, send_state from messages where id = any(${idsOf(ids)})),
     head as (
       select w.wa_id, h.* from (select distinct wa_id from m) w cross join lateral (
         select ${HEAD_COLUMNS} from messages
@@ -68,7 +79,7 @@ export async function sendStatesHeadsAndClaims(
         order by send_seq limit 1) h),
     claimed as (
       update messages set send_lease_until = ${leaseUntil(leaseSeconds)}
-      where id = any(${ids}::uuid[]) and send_state = 'queued'
+      where id = any(${idsOf(ids)}) and send_state = 'queued'
         and id in (select id from head where not leased and due_in_ms <= 0)
         and (send_lease_until is null or send_lease_until <= now())
       returning id, wamid, wa_id, waba_payload, send_attempts)
@@ -193,7 +204,7 @@ export async function recordSendsSent(
   const ids = marks.map((m) => m.id);
   const result = await sql<QueueHead & { sent_id: string }>`
     with input as (
-      select * from unnest(${ids}::uuid[], ${marks.map((m) => m.wamid)}::text[]) as t(id, wamid)),
+      select * from unnest(${idsOf(ids)}, (select ${marks.map((m) => m.wamid)}::text[])) as t(id, wamid)),
     sent as (
       update messages set wamid = input.wamid, send_state = 'sent', send_lease_until = null,
         next_attempt_at = null
@@ -201,7 +212,7 @@ export async function recordSendsSent(
     select sent.id as sent_id, head.* from sent cross join lateral (
       select ${HEAD_COLUMNS} from messages
       -- The statement's snapshot still sees the sends it marks as queued.
-      where wa_id = sent.wa_id and send_state = 'queued' and id <> all(${ids}::uuid[])
+      where wa_id = sent.wa_id and send_state = 'queued' and id <> all(${idsOf(ids)})
       order by send_seq limit 1) head`.execute(db);
   const heads = new Map(result.rows.map(({ sent_id, ...head }) => [sent_id, head]));
   return ids.map((id) => heads.get(id));
