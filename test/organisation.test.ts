@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connectNats, createDb } from '@switchboard/kit';
-import { instanceId, streamName } from '@switchboard/proto';
+import { instanceId, networkEvent, streamName } from '@switchboard/proto';
 import {
   type Receiver,
   receivedWebhookHeaders,
@@ -590,6 +590,67 @@ describe('push tokens and Web Push', () => {
     );
     expect(push.received.length).toBe(2);
     void token;
+  });
+
+  it('follows the events only while someone has a live token, from the moment one is registered', async () => {
+    const nc = await connectNats(testNatsUrl(), 'organisation-push-follow');
+    const jsm = await jetstreamManager(nc);
+    const instance = instanceId(inbox.env.INSTANCE_ID ?? '');
+    const stream = streamName(instance, 'events');
+    const followed = () =>
+      jsm.consumers.info(stream, 'gateway-push').then(
+        () => true,
+        () => false,
+      );
+    const events = nc.subscribe(networkEvent.subject(instance));
+    const stored: string[] = [];
+    void (async () => {
+      for await (const m of events) stored.push(new TextDecoder().decode(m.data));
+    })();
+    // Every token of every user goes: once the last deletion is answered, nobody follows.
+    for (const a of [agent, agentAssigned, agentNoTags]) {
+      const { results } = await ok<{ results: Array<{ id: number }> }>(a, 'GET', '/api/v1/push_tokens/');
+      for (const t of results) await ok(a, 'DELETE', `/api/v1/push_tokens/${t.id}/`);
+    }
+    expect(await followed()).toBe(false);
+    const unheard = await inbox.customerSays(CUSTOMER, { type: 'text', text: { body: 'Anyone there?' } });
+    await waitFor(
+      async () => stored.some((e) => e.includes(unheard.id)),
+      15_000,
+      'the unheard message stored',
+    );
+
+    const device = await startPushService();
+    const ua = createECDH('prime256v1');
+    ua.generateKeys();
+    const auth = randomBytes(16);
+    const created = await ok<{ id: number }>(agent, 'POST', '/api/v1/push_tokens/', {
+      token: JSON.stringify({
+        endpoint: device.url,
+        keys: { p256dh: ua.getPublicKey().toString('base64url'), auth: auth.toString('base64url') },
+      }),
+      platform: 'webpush',
+    });
+    // Followed before the 201: the next message is notified, the one before it is not.
+    expect(await followed()).toBe(true);
+    await inbox.customerSays(CUSTOMER, { type: 'text', text: { body: 'Second try' }, profile_name: 'Ana' });
+    await waitFor(async () => device.received.length > 0, 15_000, 'a push for the second message');
+    const bodies = () =>
+      device.received.map((b) => (JSON.parse(decryptWebPush(b, ua, auth)) as { body: string }).body);
+    expect(bodies()).toEqual(['Second try']);
+
+    // The durable deleted under a follower (another gateway's check crossing a registration):
+    // it is made again from where the follower was, and what arrived meanwhile is notified.
+    await jsm.consumers.delete(stream, 'gateway-push');
+    await inbox.customerSays(CUSTOMER, { type: 'text', text: { body: 'Third try' }, profile_name: 'Ana' });
+    await waitFor(async () => bodies().includes('Third try'), 30_000, 'a push after the durable was lost');
+    expect(bodies()).toEqual(['Second try', 'Third try']);
+
+    await ok(agent, 'DELETE', `/api/v1/push_tokens/${created.id}/`);
+    expect(await followed()).toBe(false);
+    events.unsubscribe();
+    await nc.drain();
+    await device.close();
   });
 });
 

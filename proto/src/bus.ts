@@ -74,6 +74,14 @@ export interface ConsumeOptions {
   onPullError?: (err: unknown) => void;
 }
 
+/** Where a durable created now starts: its first message at or after this time, or this stream sequence. */
+export type ConsumerStart = { time: Date } | { seq: number };
+
+export interface BusConsumeOptions extends ConsumeOptions {
+  /** Where a durable created now starts (the stream's first message when absent). */
+  startAt?: ConsumerStart;
+}
+
 /** What a served operation reports when its handler fails with something other than an expected `ServiceError`. */
 export type ServeErrorHandler = (err: unknown, ctx: { operation: string; subject: string }) => void;
 
@@ -102,7 +110,13 @@ export interface Bus {
   /** Resolves once everything written so far (acks, replies, notifications) reached the server. */
   flush(): Promise<void>;
   ensureStreams(): Promise<void>;
-  ensureConsumer(c: ConsumerContract): Promise<void>;
+  /**
+   * Creates the contract's durable when it is missing (from the stream's first message, or from
+   * `startAt`) and brings its AckWait and MaxAckPending up to date when it exists.
+   */
+  ensureConsumer(c: ConsumerContract, opts?: { startAt?: ConsumerStart }): Promise<void>;
+  /** Deletes the contract's durable, with its position; a missing one is no error. */
+  deleteConsumer(c: ConsumerContract): Promise<void>;
   publish<S extends z.ZodType>(
     c: StreamContract<S>,
     payload: z.input<S>,
@@ -111,7 +125,7 @@ export interface Bus {
   consume<S extends z.ZodType>(
     c: ConsumerContract<S>,
     handler: (payload: z.output<S>, ctx: DeliveryContext) => Promise<Disposition | undefined>,
-    opts?: ConsumeOptions,
+    opts?: BusConsumeOptions,
   ): Promise<Consumption>;
   request<Req extends z.ZodType, Res extends z.ZodType>(
     c: RpcContract<Req, Res>,
@@ -525,12 +539,17 @@ export async function createBus(
     }
   }
 
-  async function ensureConsumer(c: ConsumerContract): Promise<void> {
+  async function ensureConsumer(c: ConsumerContract, opts: { startAt?: ConsumerStart } = {}): Promise<void> {
     const stream = streamName(instance, c.message.stream);
+    const start = opts.startAt;
     const config = {
       durable_name: c.durable,
       ack_policy: AckPolicy.Explicit,
-      deliver_policy: DeliverPolicy.All,
+      ...(!start
+        ? { deliver_policy: DeliverPolicy.All }
+        : 'seq' in start
+          ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: start.seq }
+          : { deliver_policy: DeliverPolicy.StartTime, opt_start_time: start.time.toISOString() }),
       filter_subject: c.message.subject(instance),
       ack_wait: c.ackWaitSeconds * 1_000_000_000,
       max_ack_pending: c.maxAckPending,
@@ -546,6 +565,14 @@ export async function createBus(
     } catch (err) {
       if (err instanceof JetStreamApiError && err.status === 404) await jsm.consumers.add(stream, config);
       else throw err;
+    }
+  }
+
+  async function deleteConsumer(c: ConsumerContract): Promise<void> {
+    try {
+      await jsm.consumers.delete(streamName(instance, c.message.stream), c.durable);
+    } catch (err) {
+      if (!(err instanceof JetStreamApiError && err.status === 404)) throw err;
     }
   }
 
@@ -594,9 +621,10 @@ export async function createBus(
   async function consume<S extends z.ZodType>(
     c: ConsumerContract<S>,
     handler: (payload: z.output<S>, ctx: DeliveryContext) => Promise<Disposition | undefined>,
-    opts: ConsumeOptions = {},
+    opts: BusConsumeOptions = {},
   ): Promise<Consumption> {
-    await ensureConsumer(c);
+    const { startAt, ...loopOptions } = opts;
+    await ensureConsumer(c, startAt ? { startAt } : {});
     const consumer = await js.consumers.get(streamName(instance, c.message.stream), c.durable);
     const loop = runDeliveryLoop({
       fetchFrom: consumer,
@@ -609,7 +637,7 @@ export async function createBus(
       // A live handler keeps its message however long it takes; only a dead process's
       // messages come back after AckWait.
       heartbeatMs: Math.max(500, Math.floor((c.ackWaitSeconds * 1000) / 3)),
-      ...opts,
+      ...loopOptions,
     });
     return {
       done: loop.done,
@@ -781,6 +809,7 @@ export async function createBus(
     flush,
     ensureStreams,
     ensureConsumer,
+    deleteConsumer,
     publish,
     consume,
     request,

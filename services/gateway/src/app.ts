@@ -63,6 +63,8 @@ export interface GatewayDeps {
   config: GatewayConfig;
   mailer: Mailer;
   health: HealthChecks;
+  /** Told after a push token is registered, changed or deleted (the push notifier follows or leaves the events). */
+  pushTokensChanged?: () => Promise<void>;
 }
 
 export interface Gateway {
@@ -214,6 +216,7 @@ export async function buildApp(deps: GatewayDeps): Promise<Gateway> {
     guards,
     publicUrl: config.PUBLIC_URL,
     ttlDays: config.PUSH_TOKEN_TTL_DAYS,
+    tokensChanged: deps.pushTokensChanged ?? (async () => {}),
   });
   await app.register(mediaRoutes, {
     prefix: API_PREFIX,

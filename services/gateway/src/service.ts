@@ -4,14 +4,13 @@ import {
   identityChanged,
   principalLookup,
 } from '@switchboard/proto';
-import type { Consumption } from '@switchboard/proto/bus';
 import { createUnconfiguredSender, createWebPushSender, type PushSender } from './adapters/push.ts';
 import { buildApp } from './app.ts';
 import type { GatewayConfig } from './config.ts';
 import type { HealthChecks } from './routes/health.ts';
 import type { GatewayDatabase } from './store/db.ts';
 import { ensureAdmin, ensureConfigurator } from './use-cases/bootstrap.ts';
-import { startPushNotifier } from './workers/push-notifier.ts';
+import { createPushNotifier } from './workers/push-notifier.ts';
 
 export interface GatewayService {
   /** The inbox HTTP API, built but not listening until `start()`. */
@@ -53,9 +52,10 @@ export async function createGateway(
     config,
     mailer,
     health: deps.health ?? { database: () => pingDb(db), nats: () => bus.ping() },
+    // The notifier is made once the users are (it asks them who may read what).
+    pushTokensChanged: () => pushNotifier.tokensChanged(),
   });
   let subscriptions: Array<{ unsubscribe(): void }> = [];
-  let pushNotifier: Consumption | undefined;
   const webPush: PushSender =
     config.VAPID_PUBLIC_KEY && config.VAPID_PRIVATE_KEY
       ? createWebPushSender({
@@ -73,6 +73,15 @@ export async function createGateway(
     fcm: createUnconfiguredSender('fcm', log),
     apns: createUnconfiguredSender('apns', log),
   };
+  const pushNotifier = createPushNotifier({
+    bus,
+    db,
+    log,
+    senders,
+    principalFor: (id) => users.principalFor(id),
+    ttlDays: config.PUSH_TOKEN_TTL_DAYS,
+    maxAgeSeconds: config.PUSH_MAX_AGE_SECONDS,
+  });
 
   return {
     app,
@@ -92,27 +101,20 @@ export async function createGateway(
       subscriptions = [
         bus.serve(ensureConfiguratorRpc, ({ username }) => ensureConfigurator(db, tokens, username)),
         bus.serve(principalLookup, async ({ user_id }) => ({ principal: await users.principalFor(user_id) })),
-        // Rights changed through another gateway (an unreadable notice: forget everyone).
+        // Rights changed through another gateway (an unreadable notice: forget everyone). A
+        // user switched on or off may be the only one with a device.
         bus.subscribe(identityChanged, (change) => {
           principals.dropUsers(change?.user_ids ?? []);
           users.forget(change?.user_ids ?? []);
+          void pushNotifier.tokensChanged();
         }),
       ];
-      pushNotifier = await startPushNotifier({
-        bus,
-        db,
-        log,
-        senders,
-        principalFor: (id) => users.principalFor(id),
-        ttlDays: config.PUSH_TOKEN_TTL_DAYS,
-        maxAgeSeconds: config.PUSH_MAX_AGE_SECONDS,
-      });
+      await pushNotifier.start();
       await app.listen({ host: config.HOST, port: config.PORT });
     },
     async stop() {
       await app.close();
-      await pushNotifier?.stop();
-      pushNotifier = undefined;
+      await pushNotifier.stop();
       await Promise.all(Object.values(senders).map((s) => s.close()));
       for (const s of subscriptions) s.unsubscribe();
       subscriptions = [];

@@ -85,6 +85,8 @@ export interface PushTokenRouteOptions {
   guards: Guards;
   publicUrl: string;
   ttlDays: number;
+  /** Awaited before a change is answered: a device registered is notified of every later message. */
+  tokensChanged(): Promise<void>;
 }
 
 /** `push_tokens/`: the caller's own push-notification tokens. Registered with `prefix: '/api/v1'`. */
@@ -145,6 +147,7 @@ export const pushTokenRoutes: FastifyPluginAsync<PushTokenRouteOptions> = async 
         if (!parsed.ok) throw ServiceError.validation({ token: [parsed.reason] });
       }
       const { row, created } = await upsertPushToken(db, { ...req.body, user_id: principalOf(req).user_id });
+      await deps.tokensChanged();
       return reply.status(created ? 201 : 200).send(out(row));
     },
   );
@@ -165,6 +168,7 @@ export const pushTokenRoutes: FastifyPluginAsync<PushTokenRouteOptions> = async 
     async (req) => {
       const row = await updateOwnPushToken(db, principalOf(req).user_id, req.params.id, req.body);
       if (!row) throw notFound();
+      await deps.tokensChanged();
       return out(row);
     },
   );
@@ -183,6 +187,7 @@ export const pushTokenRoutes: FastifyPluginAsync<PushTokenRouteOptions> = async 
     },
     async (req, reply) => {
       if (!(await deleteOwnPushToken(db, principalOf(req).user_id, req.params.id))) throw notFound();
+      await deps.tokensChanged();
       return reply.status(204).send(null);
     },
   );

@@ -98,15 +98,22 @@ export async function deleteOwnPushToken(db: Db, userId: number, id: number): Pr
 }
 
 /** Tokens that receive notifications: enabled, registered within the TTL, of active users. */
-export async function liveTokens(db: Db, ttlDays: number): Promise<PushTokenRow[]> {
-  return db
+/** Enabled tokens of active users, registered within the last `ttlDays`. */
+const liveTokensQuery = (db: Db, ttlDays: number) =>
+  db
     .selectFrom('push_tokens as t')
     .innerJoin('users as u', 'u.id', 't.user_id')
-    .selectAll('t')
     .where('t.enabled', '=', true)
     .where('u.is_active', '=', true)
-    .where('t.registered_at', '>', new Date(Date.now() - ttlDays * 86_400_000))
-    .execute();
+    .where('t.registered_at', '>', new Date(Date.now() - ttlDays * 86_400_000));
+
+export async function liveTokens(db: Db, ttlDays: number): Promise<PushTokenRow[]> {
+  return liveTokensQuery(db, ttlDays).selectAll('t').execute();
+}
+
+export async function anyLiveToken(db: Db, ttlDays: number): Promise<boolean> {
+  const row = await liveTokensQuery(db, ttlDays).select('t.id').limit(1).executeTakeFirst();
+  return row !== undefined;
 }
 
 export async function deletePushTokenById(db: Db, id: number): Promise<void> {

@@ -6,13 +6,14 @@ import {
   type Principal,
   pushNotifierConsumer,
 } from '@switchboard/proto';
-import type { Bus, Consumption } from '@switchboard/proto/bus';
+import type { Bus, ConsumerStart, Consumption } from '@switchboard/proto/bus';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import type { Notification, PushOutcome, PushSender } from '../adapters/push.ts';
 import type { PushPlatform } from '../domain/push-tokens.ts';
 import type { GatewayDatabase } from '../store/db.ts';
 import {
+  anyLiveToken,
   deletePushTokenById,
   liveTokens,
   markPushTokenUsed,
@@ -81,14 +82,42 @@ export interface PushNotifierDeps {
   principalFor(userId: number): Promise<Principal | null>;
   ttlDays: number;
   maxAgeSeconds: number;
+  /** How often the notifier asks whether anyone has a live token (tokens expire, users change). */
+  recheckMs?: number;
 }
 
+export interface PushNotifier {
+  /** Follows the events when anyone has a live token, and stops when nobody has one any more. */
+  start(): Promise<void>;
+  /**
+   * Answers once the notifier follows the events if anyone has a live token, and does not if
+   * nobody does: a token registered before it answers is notified of every later message.
+   */
+  tokensChanged(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const RECHECK_MS = 30_000;
+/** Pulls fail every second while the durable is missing or NATS is away: look at most this often. */
+const LOST_CHECK_MS = 5_000;
+
 /**
- * Consumes the instance's network events and notifies, for each new customer message, every
- * live token of every user who may read its chat (`canReadChat` with the assignment the event
- * carries). A push service answering 404/410 has forgotten the token: it is deleted.
+ * Notifies, for each new customer message, every live token of every user who may read its
+ * chat (`canReadChat` with the assignment the event carries). A push service answering 404/410
+ * has forgotten the token: it is deleted.
+ *
+ * The events are followed (durable `gateway-push`) only while someone has a live token. Every
+ * network event (a customer message, each status of each send) reached the gateway, was
+ * parsed and acknowledged, whether or not a device could be told: measured with
+ * `bench:messaging`'s inbound webhooks, that was a fifth of the whole pipeline's CPU per
+ * webhook, paid by inboxes whose users never registered a device. With nobody to tell, the
+ * durable is deleted (the stream keeps the events for everyone else, and a stopped durable
+ * would leave a backlog to wade through later); when a token is registered, the durable is
+ * created from that moment, before the registration is answered. Other gateways of the
+ * instance see the change at their next check (`recheckMs`), and one of them following is
+ * enough.
  */
-export async function startPushNotifier(deps: PushNotifierDeps): Promise<Consumption> {
+export function createPushNotifier(deps: PushNotifierDeps): PushNotifier {
   const { db, log } = deps;
   // One read of the live tokens, and of their owners' rights, serves every event handled while
   // it runs: under a burst of customer messages the events otherwise each paid a query for the
@@ -119,6 +148,7 @@ export async function startPushNotifier(deps: PushNotifierDeps): Promise<Consump
       if (outcome === 'gone') {
         await deletePushTokenById(db, t.id);
         log.info({ token: t.id, user: t.user_id }, 'push token deleted: the push service no longer knows it');
+        void tokensChanged();
       } else if (outcome === 'sent') {
         await markPushTokenUsed(db, t.id);
       }
@@ -129,8 +159,7 @@ export async function startPushNotifier(deps: PushNotifierDeps): Promise<Consump
 
   async function handle(event: NetworkEvent): Promise<void> {
     if (!event.kinds.includes('message') || !event.chats?.length) return;
-    // The durable starts at the stream's beginning and a backlog may follow an outage: news
-    // older than this is not news.
+    // A backlog may follow an outage of the gateways: news older than this is not news.
     if (Date.now() - event.received_at > deps.maxAgeSeconds * 1000) return;
     // Whom to tell first (one read shared by the events of a burst): with no live token,
     // the body need not be read.
@@ -153,8 +182,86 @@ export async function startPushNotifier(deps: PushNotifierDeps): Promise<Consump
     await Promise.all(sends);
   }
 
-  return deps.bus.consume(pushNotifierConsumer, async (event) => {
-    await handle(event);
-    return undefined;
-  });
+  let following: Consumption | undefined;
+  /** Where a durable lost under this process resumes: after the last event it took, or where it began. */
+  let resumeAt: ConsumerStart = { time: new Date() };
+  let lost = false;
+  let lostCheckedAt = 0;
+  // Until started: a token registered through an app that is not serving yet waits for start().
+  let stopped = true;
+  let timer: NodeJS.Timeout | undefined;
+  // One change of course at a time: a registration and the periodic check never race each other.
+  let course: Promise<void> = Promise.resolve();
+
+  async function follow(startAt: Date): Promise<void> {
+    resumeAt = { time: startAt };
+    following = await deps.bus.consume(
+      pushNotifierConsumer,
+      async (event, ctx) => {
+        if (!('seq' in resumeAt) || ctx.seq >= resumeAt.seq) resumeAt = { seq: ctx.seq + 1 };
+        await handle(event);
+        return undefined;
+      },
+      {
+        startAt: { time: startAt },
+        onError: (err) => log.warn({ err }, 'push notifier: an event was not handled'),
+        // Another gateway found no live token and deleted the durable while this one had
+        // one registered (their checks crossed): make it again from where it was. The pull
+        // goes on being retried meanwhile, and finds it.
+        onPullError: () => {
+          if (Date.now() - lostCheckedAt < LOST_CHECK_MS) return;
+          lostCheckedAt = Date.now();
+          lost = true;
+          void tokensChanged();
+        },
+      },
+    );
+  }
+
+  async function unfollow(): Promise<void> {
+    await following?.stop();
+    following = undefined;
+  }
+
+  async function steer(): Promise<void> {
+    if (stopped) return;
+    const wanted = await anyLiveToken(db, deps.ttlDays);
+    if (stopped) return;
+    if (wanted && following && lost) {
+      lost = false;
+      await deps.bus.ensureConsumer(pushNotifierConsumer, { startAt: resumeAt });
+    } else if (wanted && !following) {
+      lost = false;
+      await follow(new Date());
+    } else if (!wanted) {
+      await unfollow();
+      await deps.bus.deleteConsumer(pushNotifierConsumer);
+    }
+  }
+
+  function tokensChanged(): Promise<void> {
+    course = course.then(steer).catch((err: unknown) => {
+      log.warn(
+        { err },
+        'push notifier: could not follow or leave the events; trying again at the next check',
+      );
+    });
+    return course;
+  }
+
+  return {
+    async start() {
+      stopped = false;
+      await tokensChanged();
+      timer = setInterval(() => void tokensChanged(), deps.recheckMs ?? RECHECK_MS);
+      timer.unref();
+    },
+    tokensChanged,
+    async stop() {
+      stopped = true;
+      if (timer) clearInterval(timer);
+      await course;
+      await unfollow();
+    },
+  };
 }
