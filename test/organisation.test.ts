@@ -550,7 +550,11 @@ describe('push tokens and Web Push', () => {
       text: { body: 'Is my order ready?' },
       profile_name: 'Ana',
     });
-    await waitFor(async () => push.received.length > 0, 15_000, 'a push at the push service');
+    await waitFor(
+      async () => push.received.length > 0,
+      15_000,
+      () => `a push at the push service (gateway: ${inbox.gateway.output().slice(-4000)})`,
+    );
     const notification = JSON.parse(decryptWebPush(push.received[0] ?? Buffer.alloc(0), ua, auth)) as Record<
       string,
       unknown
@@ -634,7 +638,11 @@ describe('push tokens and Web Push', () => {
     // Followed before the 201: the next message is notified, the one before it is not.
     expect(await followed()).toBe(true);
     await inbox.customerSays(CUSTOMER, { type: 'text', text: { body: 'Second try' }, profile_name: 'Ana' });
-    await waitFor(async () => device.received.length > 0, 15_000, 'a push for the second message');
+    await waitFor(
+      async () => device.received.length > 0,
+      15_000,
+      () => `a push for the second message (gateway: ${inbox.gateway.output().slice(-4000)})`,
+    );
     const bodies = () =>
       device.received.map((b) => (JSON.parse(decryptWebPush(b, ua, auth)) as { body: string }).body);
     expect(bodies()).toEqual(['Second try']);

@@ -100,6 +100,8 @@ export interface PushNotifier {
 const RECHECK_MS = 30_000;
 /** Pulls fail every second while the durable is missing or NATS is away: look at most this often. */
 const LOST_CHECK_MS = 5_000;
+/** After a failed change of course (NATS or the database away). */
+const RETRY_MS = 1_000;
 
 /**
  * Notifies, for each new customer message, every live token of every user who may read its
@@ -190,6 +192,7 @@ export function createPushNotifier(deps: PushNotifierDeps): PushNotifier {
   // Until started: a token registered through an app that is not serving yet waits for start().
   let stopped = true;
   let timer: NodeJS.Timeout | undefined;
+  let retry: NodeJS.Timeout | undefined;
   // One change of course at a time: a registration and the periodic check never race each other.
   let course: Promise<void> = Promise.resolve();
 
@@ -219,8 +222,9 @@ export function createPushNotifier(deps: PushNotifierDeps): PushNotifier {
   }
 
   async function unfollow(): Promise<void> {
-    await following?.stop();
+    const was = following;
     following = undefined;
+    await was?.stop();
   }
 
   async function steer(): Promise<void> {
@@ -241,10 +245,13 @@ export function createPushNotifier(deps: PushNotifierDeps): PushNotifier {
 
   function tokensChanged(): Promise<void> {
     course = course.then(steer).catch((err: unknown) => {
-      log.warn(
-        { err },
-        'push notifier: could not follow or leave the events; trying again at the next check',
-      );
+      log.warn({ err }, 'push notifier: could not follow or leave the events; trying again in a second');
+      // Not at the next check: a device registered meanwhile would wait up to half a minute.
+      if (!stopped && !retry)
+        retry = setTimeout(() => {
+          retry = undefined;
+          void tokensChanged();
+        }, RETRY_MS);
     });
     return course;
   }
@@ -260,6 +267,7 @@ export function createPushNotifier(deps: PushNotifierDeps): PushNotifier {
     async stop() {
       stopped = true;
       if (timer) clearInterval(timer);
+      if (retry) clearTimeout(retry);
       await course;
       await unfollow();
     },
