@@ -33,6 +33,7 @@ import { repoRoot, waitFor } from '@switchboard/testkit/tools';
 import Fastify from 'fastify';
 import { Pool } from 'undici';
 import { startBenchInbox } from '../inbox-processes.ts';
+import { cpuMsOfTrees, cpuPerRequest } from '../process-cpu.ts';
 import { round } from '../stats.ts';
 import { runConcurrent, summary } from './stats.ts';
 
@@ -70,6 +71,20 @@ const inbox = await startBenchInbox({
   env: { gateway: profileEnv('gateway'), chats: profileEnv('chats') },
 });
 const { url, instance } = inbox;
+// What each process spent, for the CPU per request of each round (the sandbox runs in this
+// process, with the bench's client and the raw server).
+const cpuNow = () => ({
+  ...cpuMsOfTrees({
+    gateway: inbox.gateway.child.pid,
+    chats: inbox.chats.child.pid,
+    nats: infra.nats?.pid,
+    postgres: infra.postgres?.pid,
+  }),
+  bench_and_sandbox: (process.cpuUsage().user + process.cpuUsage().system) / 1000,
+});
+const benchCpuNow = () => ({
+  bench_and_raw_server: (process.cpuUsage().user + process.cpuUsage().system) / 1000,
+});
 
 const client = new Pool(url, { connections: C, pipelining: 1 });
 const sign = (body: string) =>
@@ -129,7 +144,13 @@ async function measure(
   path: string,
   body: (i: number) => string,
   headers: (b: string) => Record<string, string>,
-  opts: { n?: number; concurrency?: number; warmUp?: (i: number) => string } = {},
+  opts: {
+    n?: number;
+    concurrency?: number;
+    warmUp?: (i: number) => string;
+    /** Read after the warm-up: the CPU used so far, to tell what the measured requests cost. */
+    cpu?: () => Record<string, number>;
+  } = {},
 ) {
   const n = opts.n ?? N;
   const concurrency = opts.concurrency ?? C;
@@ -142,6 +163,7 @@ async function measure(
   }
   const answeredAt: number[] = new Array(n);
   const statuses: number[] = [];
+  const cpuBefore = opts.cpu?.() ?? {};
   const t0 = performance.now();
   const durations = await runConcurrent(n, concurrency, async (i) => {
     const b = body(i);
@@ -151,7 +173,14 @@ async function measure(
   const elapsed = performance.now() - t0;
   const bad = statuses.filter((st) => st >= 300).length;
   if (bad) throw new Error(`${label}: ${bad} requests failed`);
-  return { ...summary(durations, elapsed), elapsedMs: elapsed, durations, answeredAt, startedAt: t0 };
+  return {
+    ...summary(durations, elapsed),
+    elapsedMs: elapsed,
+    durations,
+    answeredAt,
+    startedAt: t0,
+    cpuBefore,
+  };
 }
 
 const brief = (m: { per_second: number; p50_ms: number; p99_ms: number }) => ({
@@ -220,6 +249,8 @@ const ingestRounds: Array<{
   accepted: Measured;
   persisted: ReturnType<typeof summary>;
   ratio: number;
+  cpu: Record<string, number>;
+  rawCpu: Record<string, number>;
 }> = [];
 for (let r = 0; r < ROUNDS; r++) {
   const first = r === 0;
@@ -229,18 +260,20 @@ for (let r = 0; r < ROUNDS; r++) {
     ingestPath,
     (i) => webhookBody(`r${r}.${i}`, i, now),
     () => ({}),
-    first ? { warmUp: (i) => webhookBody(`rw${i}`, i, now) } : {},
+    { cpu: benchCpuNow, ...(first && { warmUp: (i: number) => webhookBody(`rw${i}`, i, now) }) },
   );
+  const rawCpu = cpuPerRequest(rawRound.cpuBefore, benchCpuNow(), N);
   const round_ = await measure(
     `ingest, round ${r + 1}`,
     client,
     ingestPath,
     (i) => webhookBody(`wamid.bench.b${r}.${i}`, i, now),
     ingestHeaders,
-    first ? { warmUp: (i) => webhookBody(`wamid.bench.w${i}`, i, now) } : {},
+    { cpu: cpuNow, ...(first && { warmUp: (i: number) => webhookBody(`wamid.bench.w${i}`, i, now) }) },
   );
   const ids = Array.from({ length: N }, (_, i) => `wamid.bench.b${r}.${i}`);
   await allCommitted(ids, `every webhook of ingest round ${r + 1} committed`);
+  const cpu = cpuPerRequest(round_.cpuBefore, cpuNow(), N);
   const commitTimes = ids.map((w) => committedAt.get(w) ?? Number.NaN);
   const persistedRound = summary(
     ids.map((_, i) => (commitTimes[i] ?? 0) - ((round_.answeredAt[i] ?? 0) - (round_.durations[i] ?? 0))),
@@ -251,11 +284,13 @@ for (let r = 0; r < ROUNDS; r++) {
     accepted: round_,
     persisted: persistedRound,
     ratio: round_.per_second / rawRound.per_second,
+    cpu,
+    rawCpu,
   });
 }
 // The round whose ratio is the median: its accepted, raw and persisted figures are reported together.
 const medianIngest = medianBy(ingestRounds, (x) => x.ratio);
-const { raw: rawIngest, accepted: ingest, persisted } = medianIngest;
+const { raw: rawIngest, accepted: ingest, persisted, cpu: ingestCpu, rawCpu: rawIngestCpu } = medianIngest;
 
 // ---- ingest paced at half the maximum: open loop, one request every 1/rate s ----
 const pacedRate = Math.max(1, Math.round(ingest.per_second / 2));
@@ -366,22 +401,48 @@ for (let i = 0; i < IDLE_SENDS; i++) {
   if (status >= 300) throw new Error(`idle send: ${status}`);
   sendIdle.push(performance.now() - t0);
 }
-const sendRounds: Array<{ raw: Measured; accepted: Measured; ratio: number }> = [];
+const sendRounds: Array<{
+  raw: Measured;
+  accepted: Measured;
+  ratio: number;
+  cpu: Record<string, number>;
+  rawCpu: Record<string, number>;
+}> = [];
+/** Every send so far has had its first status back (the sandbox posts them 50, 100, 150 ms after). */
+const statusesBack = (sends: number, what: string) =>
+  waitFor(async () => outboundSeen() >= outboundBefore + sends + SEQUENTIAL * 2 + IDLE_SENDS, 300_000, what);
 for (let r = 0; r < ROUNDS; r++) {
   // The statuses of the previous round's sends still flowing back would weigh on this one.
-  const sentSoFar = outboundBefore + r * N + SEQUENTIAL * 2 + IDLE_SENDS;
-  await waitFor(async () => outboundSeen() >= sentSoFar, 300_000, 'statuses of the earlier sends');
+  await statusesBack(r * N, 'statuses of the earlier sends');
   const rawRound = await measure(
     `raw send, round ${r + 1}`,
     rawClient,
     '/api/v1/messages/',
     sendBody,
     () => ({}),
+    { cpu: benchCpuNow },
   );
-  const round_ = await measure(`send, round ${r + 1}`, client, '/api/v1/messages/', sendBody, sendHeaders);
-  sendRounds.push({ raw: rawRound, accepted: round_, ratio: round_.per_second / rawRound.per_second });
+  const rawCpu = cpuPerRequest(rawRound.cpuBefore, benchCpuNow(), N);
+  const round_ = await measure(`send, round ${r + 1}`, client, '/api/v1/messages/', sendBody, sendHeaders, {
+    cpu: cpuNow,
+  });
+  // What a send costs includes the statuses it brings back.
+  await statusesBack((r + 1) * N, `statuses of send round ${r + 1}`);
+  const cpu = cpuPerRequest(round_.cpuBefore, cpuNow(), N);
+  sendRounds.push({
+    raw: rawRound,
+    accepted: round_,
+    ratio: round_.per_second / rawRound.per_second,
+    cpu,
+    rawCpu,
+  });
 }
-const { raw: rawSend, accepted: send } = medianBy(sendRounds, (x) => x.ratio);
+const {
+  raw: rawSend,
+  accepted: send,
+  cpu: sendCpu,
+  rawCpu: rawSendCpu,
+} = medianBy(sendRounds, (x) => x.ratio);
 // The sandbox posts sent/delivered/read for every reply meanwhile: count what came back.
 const networkStatuses = outboundSeen();
 
@@ -395,6 +456,8 @@ const result = {
     ratio_accepted_to_raw: round(ingest.per_second / rawIngest.per_second, 3),
     persisted: { ...brief(persisted), latency_from: 'POST sent' },
     ratio_persisted_to_accepted: round(persisted.per_second / ingest.per_second, 3),
+    cpu_us_per_webhook: ingestCpu,
+    raw_baseline_cpu_us_per_webhook: rawIngestCpu,
     rounds: ingestRounds.map((x) => ({
       ...roundFigure(x),
       persisted_ratio: round(x.persisted.per_second / x.accepted.per_second, 3),
@@ -450,6 +513,8 @@ const result = {
     accepted_202: brief(send),
     raw_baseline: brief(rawSend),
     ratio_to_raw: round(send.per_second / rawSend.per_second, 3),
+    cpu_us_per_send: sendCpu,
+    raw_baseline_cpu_us_per_send: rawSendCpu,
     rounds: sendRounds.map(roundFigure),
     network_wamids_seen_in_events: networkStatuses,
   },

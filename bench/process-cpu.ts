@@ -1,0 +1,67 @@
+/**
+ * CPU time per process, read from /proc (Linux), for benches that explain a rate by what each
+ * process spent on it. The kernel's accounting, not a sampling profiler: a V8 profile charges a
+ * socket write with the time the woken reader then runs on the same core.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+
+/** /proc/<pid>/stat counts in USER_HZ ticks, 100 per second on Linux. */
+const MS_PER_TICK = 10;
+
+function processTable(): Map<number, { ppid: number; ms: number }> {
+  const table = new Map<number, { ppid: number; ms: number }>();
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return table;
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // After "pid (comm) ": state, ppid, …, utime (14th field of the line), stime.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      table.set(Number(entry), {
+        ppid: Number(fields[1]),
+        ms: (Number(fields[11]) + Number(fields[12])) * MS_PER_TICK,
+      });
+    } catch {
+      // The process ended while the table was read.
+    }
+  }
+  return table;
+}
+
+/**
+ * CPU time used so far, in ms, by each named process with its descendants (PostgreSQL's
+ * backends are children of its postmaster). A root that is not running is left out.
+ */
+export function cpuMsOfTrees(roots: Readonly<Record<string, number | undefined>>): Record<string, number> {
+  const table = processTable();
+  const children = new Map<number, number[]>();
+  for (const [pid, { ppid }] of table) children.set(ppid, [...(children.get(ppid) ?? []), pid]);
+  const treeMs = (pid: number): number =>
+    (table.get(pid)?.ms ?? 0) + (children.get(pid) ?? []).reduce((sum, child) => sum + treeMs(child), 0);
+  const out: Record<string, number> = {};
+  for (const [name, pid] of Object.entries(roots))
+    if (pid !== undefined && table.has(pid)) out[name] = treeMs(pid);
+  return out;
+}
+
+/** Microseconds of CPU per request between two readings, per process and in all. */
+export function cpuPerRequest(
+  before: Readonly<Record<string, number>>,
+  after: Readonly<Record<string, number>>,
+  requests: number,
+): Record<string, number> {
+  const out: Record<string, number> = {};
+  let total = 0;
+  for (const [name, ms] of Object.entries(after)) {
+    const us = Math.round(((ms - (before[name] ?? ms)) * 1000) / requests);
+    out[name] = us;
+    total += us;
+  }
+  out.total = total;
+  return out;
+}
