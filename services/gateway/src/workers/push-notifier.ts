@@ -82,8 +82,6 @@ export interface PushNotifierDeps {
   principalFor(userId: number): Promise<Principal | null>;
   ttlDays: number;
   maxAgeSeconds: number;
-  /** How often the notifier asks whether anyone has a live token (tokens expire, users change). */
-  recheckMs?: number;
 }
 
 export interface PushNotifier {
@@ -97,6 +95,7 @@ export interface PushNotifier {
   stop(): Promise<void>;
 }
 
+/** How often the notifier asks whether anyone has a live token (tokens expire, users change). */
 const RECHECK_MS = 30_000;
 /** Pulls fail every second while the durable is missing or NATS is away: look at most this often. */
 const LOST_CHECK_MS = 5_000;
@@ -116,7 +115,7 @@ const RETRY_MS = 1_000;
  * durable is deleted (the stream keeps the events for everyone else, and a stopped durable
  * would leave a backlog to wade through later); when a token is registered, the durable is
  * created from that moment, before the registration is answered. Other gateways of the
- * instance see the change at their next check (`recheckMs`), and one of them following is
+ * instance see the change at their next check (`RECHECK_MS`), and one of them following is
  * enough.
  */
 export function createPushNotifier(deps: PushNotifierDeps): PushNotifier {
@@ -260,7 +259,7 @@ export function createPushNotifier(deps: PushNotifierDeps): PushNotifier {
     async start() {
       stopped = false;
       await tokensChanged();
-      timer = setInterval(() => void tokensChanged(), deps.recheckMs ?? RECHECK_MS);
+      timer = setInterval(() => void tokensChanged(), RECHECK_MS);
       timer.unref();
     },
     tokensChanged,
