@@ -8,6 +8,29 @@ import { readdirSync, readFileSync } from 'node:fs';
 /** /proc/<pid>/stat counts in USER_HZ ticks, 100 per second on Linux. */
 const MS_PER_TICK = 10;
 
+function statOf(pid: number): { ppid: number; ms: number } | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // After "pid (comm) " (comm may hold spaces and parentheses): state, ppid, …, utime, stime.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { ppid: Number(fields[1]), ms: (Number(fields[11]) + Number(fields[12])) * MS_PER_TICK };
+  } catch {
+    // Not running, or not Linux.
+    return undefined;
+  }
+}
+
+/** CPU time (user + system) one process has used so far, ms; null where it cannot be read. */
+export function cpuMsOf(pid: number | undefined): number | null {
+  return pid === undefined ? null : (statOf(pid)?.ms ?? null);
+}
+
+/** CPU time this process has used so far, ms. */
+export function ownCpuMs(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+}
+
 function processTable(): Map<number, { ppid: number; ms: number }> {
   const table = new Map<number, { ppid: number; ms: number }>();
   let entries: string[];
@@ -18,17 +41,8 @@ function processTable(): Map<number, { ppid: number; ms: number }> {
   }
   for (const entry of entries) {
     if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      // After "pid (comm) ": state, ppid, …, utime (14th field of the line), stime.
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      table.set(Number(entry), {
-        ppid: Number(fields[1]),
-        ms: (Number(fields[11]) + Number(fields[12])) * MS_PER_TICK,
-      });
-    } catch {
-      // The process ended while the table was read.
-    }
+    const stat = statOf(Number(entry));
+    if (stat) table.set(Number(entry), stat);
   }
   return table;
 }

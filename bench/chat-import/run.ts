@@ -16,7 +16,7 @@
  *
  * `SERVICE_NODE_OPTIONS="--cpu-prof --cpu-prof-dir=/tmp/prof"` profiles the gateway and chats.
  */
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -27,6 +27,7 @@ import { repoRoot } from '@switchboard/testkit/tools';
 import Fastify from 'fastify';
 import pg from 'pg';
 import { startBenchInbox } from '../inbox-processes.ts';
+import { cpuMsOf } from '../process-cpu.ts';
 import { percentile, round } from '../stats.ts';
 import { generateExport } from './export.ts';
 
@@ -85,19 +86,6 @@ await mkdir(join(repoRoot, 'bench/results'), { recursive: true });
 await writeFile(join(repoRoot, 'bench/results/chat-import.json'), `${JSON.stringify(result, null, 2)}\n`);
 console.log(JSON.stringify(result, null, 2));
 
-/** CPU time (user + system) a process has used, ms; null where /proc is not there (Linux only). */
-async function cpuMs(pid: number | undefined): Promise<number | null> {
-  if (pid === undefined) return null;
-  try {
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10; // clock ticks of 10 ms (USER_HZ 100)
-  } catch {
-    return null;
-  }
-}
-
 /** CPU used during `run` by the gateway, chats and chats' database connections: where the time goes. */
 async function cpuDuring<T>(
   processes: { gateway: number | undefined; chats: number | undefined },
@@ -112,13 +100,12 @@ async function cpuDuring<T>(
         'select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()',
       )
     ).rows.map((r) => r.pid);
-  const sample = async (pids: number[]) =>
-    new Map(await Promise.all(pids.map(async (p) => [p, await cpuMs(p)] as const)));
-  const before = await sample(
+  const sample = (pids: number[]) => new Map(pids.map((p) => [p, cpuMsOf(p)] as const));
+  const before = sample(
     [processes.gateway, processes.chats, ...(await backends())].filter((p) => p !== undefined),
   );
   const value = await run();
-  const after = await sample(
+  const after = sample(
     [processes.gateway, processes.chats, ...(await backends())].filter((p) => p !== undefined),
   );
   await admin.end();

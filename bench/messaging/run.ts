@@ -33,7 +33,7 @@ import { repoRoot, waitFor } from '@switchboard/testkit/tools';
 import Fastify from 'fastify';
 import { Pool } from 'undici';
 import { startBenchInbox } from '../inbox-processes.ts';
-import { cpuMsOfTrees, cpuPerRequest } from '../process-cpu.ts';
+import { cpuMsOfTrees, cpuPerRequest, ownCpuMs } from '../process-cpu.ts';
 import { round } from '../stats.ts';
 import { runConcurrent, summary } from './stats.ts';
 
@@ -80,11 +80,9 @@ const cpuNow = () => ({
     nats: infra.nats?.pid,
     postgres: infra.postgres?.pid,
   }),
-  bench_and_sandbox: (process.cpuUsage().user + process.cpuUsage().system) / 1000,
+  bench_and_sandbox: ownCpuMs(),
 });
-const benchCpuNow = () => ({
-  bench_and_raw_server: (process.cpuUsage().user + process.cpuUsage().system) / 1000,
-});
+const benchCpuNow = () => ({ bench_and_raw_server: ownCpuMs() });
 
 const client = new Pool(url, { connections: C, pipelining: 1 });
 const sign = (body: string) =>
