@@ -124,6 +124,57 @@ describe('bus publish and consume', () => {
   });
 });
 
+describe('bus durables', () => {
+  it('creates a durable from a stream sequence or a time, races to create it once, and deletes it', async () => {
+    const bus = await newBus();
+    for (const id of ['a', 'b', 'c']) await bus.publish(greeting, { id, text: 'x' });
+    const third = await bus.publish(greeting, { id: 'd', text: 'x' });
+    const fromSeq = greetingConsumer('from-seq');
+    // Two processes creating it at once, each from its own start: one wins, neither fails.
+    await Promise.all([
+      bus.ensureConsumer(fromSeq, { startAt: { seq: third.seq } }),
+      bus.ensureConsumer(fromSeq, { startAt: { time: new Date() } }),
+    ]);
+    const seen: string[] = [];
+    const c = await bus.consume(fromSeq, async (msg) => {
+      seen.push(msg.id);
+      return undefined;
+    });
+    await bus.publish(greeting, { id: 'e', text: 'x' });
+    await waitFor(async () => seen.includes('e'), 10_000, 'the message after the start');
+    await c.stop();
+    // Whichever start won, nothing before the fourth message.
+    expect(seen.filter((id) => ['a', 'b', 'c'].includes(id))).toEqual([]);
+
+    const fromNow = greetingConsumer('from-now');
+    const later: string[] = [];
+    const c2 = await bus.consume(
+      fromNow,
+      async (msg) => {
+        later.push(msg.id);
+        return undefined;
+      },
+      { startAt: { time: new Date() } },
+    );
+    await bus.publish(greeting, { id: 'f', text: 'x' });
+    await waitFor(async () => later.includes('f'), 10_000, 'the message after the start time');
+    await c2.stop();
+    expect(later).toEqual(['f']);
+
+    await bus.deleteConsumer(fromNow);
+    await bus.deleteConsumer(fromNow);
+    // Made again without a start: from the stream's first message.
+    const all: string[] = [];
+    const c3 = await bus.consume(fromNow, async (msg) => {
+      all.push(msg.id);
+      return undefined;
+    });
+    await waitFor(async () => all.length >= 6, 10_000, 'every message again');
+    await c3.stop();
+    expect(all).toEqual(['a', 'b', 'c', 'd', 'e', 'f']);
+  });
+});
+
 describe('bus subscribe', () => {
   it('hands each published message to the listener, parsed, and an unreadable one as null', async () => {
     const bus = await newBus();

@@ -2,6 +2,7 @@ import {
   AckPolicy,
   type ApiError,
   type Consumer,
+  type ConsumerConfig,
   type ConsumerMessages,
   DeliverPolicy,
   JetStreamApiError,
@@ -491,6 +492,54 @@ export function createWriteCoalescer(): <T>(call: () => Promise<T>) => Promise<T
 }
 
 /** True when the server answers a round trip within the timeout (health checks). */
+/** A JetStream API answer that the stream, consumer or message does not exist. */
+export function isNotFound(err: unknown): boolean {
+  return err instanceof JetStreamApiError && err.status === 404;
+}
+
+/**
+ * Creates the durable `name` with `config` when it is missing, else brings its AckWait and
+ * MaxAckPending to `limits` (the only settings that change in place). Another process may
+ * create it between the read and the create: then it is read again, once.
+ */
+export async function ensureDurable(
+  jsm: JetStreamManager,
+  stream: string,
+  name: string,
+  config: Partial<ConsumerConfig>,
+  limits: { ack_wait: number; max_ack_pending: number },
+): Promise<void> {
+  for (let round = 0; ; round++) {
+    try {
+      const info = await jsm.consumers.info(stream, name);
+      if (
+        info.config.ack_wait !== limits.ack_wait ||
+        info.config.max_ack_pending !== limits.max_ack_pending
+      ) {
+        await jsm.consumers.update(stream, name, limits);
+      }
+      return;
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+    try {
+      await jsm.consumers.add(stream, { ...config, durable_name: name });
+      return;
+    } catch (err) {
+      if (round > 0) throw err;
+    }
+  }
+}
+
+/** Deletes the durable `name`, with its position; a missing one is no error. */
+export async function deleteDurable(jsm: JetStreamManager, stream: string, name: string): Promise<void> {
+  try {
+    await jsm.consumers.delete(stream, name);
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+  }
+}
+
 export async function pingNats(nc: NatsConnection, timeoutMs = 2_000): Promise<boolean> {
   if (nc.isClosed() || nc.isDraining()) return false;
   let timer: NodeJS.Timeout | undefined;
@@ -533,48 +582,37 @@ export async function createBus(
         await jsm.streams.info(cfg.name);
         await jsm.streams.update(cfg.name, cfg);
       } catch (err) {
-        if (err instanceof JetStreamApiError && err.status === 404) await jsm.streams.add(cfg);
+        if (isNotFound(err)) await jsm.streams.add(cfg);
         else throw err;
       }
     }
   }
 
   async function ensureConsumer(c: ConsumerContract, opts: { startAt?: ConsumerStart } = {}): Promise<void> {
-    const stream = streamName(instance, c.message.stream);
     const start = opts.startAt;
-    const config = {
-      durable_name: c.durable,
-      ack_policy: AckPolicy.Explicit,
-      ...(!start
-        ? { deliver_policy: DeliverPolicy.All }
-        : 'seq' in start
-          ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: start.seq }
-          : { deliver_policy: DeliverPolicy.StartTime, opt_start_time: start.time.toISOString() }),
-      filter_subject: c.message.subject(instance),
-      ack_wait: c.ackWaitSeconds * 1_000_000_000,
-      max_ack_pending: c.maxAckPending,
-      // Unlimited at the server: the attempt limit is enforced here, where the dead letter is recorded.
-      max_deliver: -1,
-    };
-    try {
-      await jsm.consumers.info(stream, c.durable);
-      await jsm.consumers.update(stream, c.durable, {
-        ack_wait: config.ack_wait,
-        max_ack_pending: config.max_ack_pending,
-      });
-    } catch (err) {
-      if (err instanceof JetStreamApiError && err.status === 404) await jsm.consumers.add(stream, config);
-      else throw err;
-    }
+    const limits = { ack_wait: c.ackWaitSeconds * 1_000_000_000, max_ack_pending: c.maxAckPending };
+    await ensureDurable(
+      jsm,
+      streamName(instance, c.message.stream),
+      c.durable,
+      {
+        ack_policy: AckPolicy.Explicit,
+        ...(!start
+          ? { deliver_policy: DeliverPolicy.All }
+          : 'seq' in start
+            ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: start.seq }
+            : { deliver_policy: DeliverPolicy.StartTime, opt_start_time: start.time.toISOString() }),
+        filter_subject: c.message.subject(instance),
+        // Unlimited at the server: the attempt limit is enforced here, where the dead letter is recorded.
+        max_deliver: -1,
+        ...limits,
+      },
+      limits,
+    );
   }
 
-  async function deleteConsumer(c: ConsumerContract): Promise<void> {
-    try {
-      await jsm.consumers.delete(streamName(instance, c.message.stream), c.durable);
-    } catch (err) {
-      if (!(err instanceof JetStreamApiError && err.status === 404)) throw err;
-    }
-  }
+  const deleteConsumer = (c: ConsumerContract) =>
+    deleteDurable(jsm, streamName(instance, c.message.stream), c.durable);
 
   const coalesced = createWriteCoalescer();
   const replies = createReplyMux(nc);

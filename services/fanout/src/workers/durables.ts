@@ -1,11 +1,6 @@
-import {
-  AckPolicy,
-  type ConsumerConfig,
-  DeliverPolicy,
-  JetStreamApiError,
-  type JetStreamManager,
-} from '@nats-io/jetstream';
+import { AckPolicy, type ConsumerConfig, DeliverPolicy, type JetStreamManager } from '@nats-io/jetstream';
 import { type InstanceId, networkEvent, streamName, webhookReplayStream } from '@switchboard/proto';
+import { deleteDurable, ensureDurable } from '@switchboard/proto/bus';
 
 const MAIN_PREFIX = 'fanout-wh-';
 const REPLAY_PREFIX = 'fanout-wr-';
@@ -72,40 +67,6 @@ export function durableConfigs(
   };
 }
 
-function isNotFound(err: unknown): boolean {
-  return err instanceof JetStreamApiError && err.status === 404;
-}
-
-async function ensureOne(
-  jsm: JetStreamManager,
-  stream: string,
-  name: string,
-  config: Partial<ConsumerConfig>,
-  limits: { ack_wait: number; max_ack_pending: number },
-): Promise<void> {
-  for (let round = 0; ; round++) {
-    try {
-      const info = await jsm.consumers.info(stream, name);
-      if (
-        info.config.ack_wait !== limits.ack_wait ||
-        info.config.max_ack_pending !== limits.max_ack_pending
-      ) {
-        await jsm.consumers.update(stream, name, limits);
-      }
-      return;
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-    }
-    try {
-      await jsm.consumers.add(stream, config);
-      return;
-    } catch (err) {
-      // Another process created it between our info and add: read it again once.
-      if (round > 0) throw err;
-    }
-  }
-}
-
 /** Creates the webhook's durables, or brings their limits in line with the settings. */
 export async function ensureDurables(
   jsm: JetStreamManager,
@@ -120,8 +81,8 @@ export async function ensureDurables(
     ack_wait: settings.ackWaitMs * NANOS_PER_MS,
     max_ack_pending: maxAckPending(settings, ordered),
   };
-  await ensureOne(jsm, stream, durableNames.main(webhookId), configs.main, limits);
-  await ensureOne(jsm, stream, durableNames.replay(webhookId), configs.replay, limits);
+  await ensureDurable(jsm, stream, durableNames.main(webhookId), configs.main, limits);
+  await ensureDurable(jsm, stream, durableNames.replay(webhookId), configs.replay, limits);
 }
 
 export async function deleteDurables(
@@ -130,13 +91,8 @@ export async function deleteDurables(
   webhookId: string,
 ): Promise<void> {
   const stream = streamName(instance, 'events');
-  for (const name of [durableNames.main(webhookId), durableNames.replay(webhookId)]) {
-    try {
-      await jsm.consumers.delete(stream, name);
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-    }
-  }
+  for (const name of [durableNames.main(webhookId), durableNames.replay(webhookId)])
+    await deleteDurable(jsm, stream, name);
 }
 
 /** Webhook ids that have at least one fan-out durable on the events stream. */

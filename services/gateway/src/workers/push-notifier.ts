@@ -238,6 +238,8 @@ export function createPushNotifier(deps: PushNotifierDeps): PushNotifier {
       await follow(new Date());
     } else if (!wanted) {
       await unfollow();
+      // Also when this process never followed: a follower that died leaves its durable behind,
+      // and a later registration would resume it from where it stopped, backlog and all.
       await deps.bus.deleteConsumer(pushNotifierConsumer);
     }
   }
