@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connectNats, createDb } from '@switchboard/kit';
 import { instanceId, networkEvent, streamName } from '@switchboard/proto';
+import { isNotFound } from '@switchboard/proto/bus';
 import {
   type Receiver,
   receivedWebhookHeaders,
@@ -604,7 +605,10 @@ describe('push tokens and Web Push', () => {
     const followed = () =>
       jsm.consumers.info(stream, 'gateway-push').then(
         () => true,
-        () => false,
+        (err: unknown) => {
+          if (isNotFound(err)) return false;
+          throw err;
+        },
       );
     const events = nc.subscribe(networkEvent.subject(instance));
     const stored: string[] = [];

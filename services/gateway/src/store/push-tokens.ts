@@ -98,7 +98,6 @@ export async function deleteOwnPushToken(db: Db, userId: number, id: number): Pr
 }
 
 /** Tokens that receive notifications: enabled, registered within the TTL, of active users. */
-/** Enabled tokens of active users, registered within the last `ttlDays`. */
 const liveTokensQuery = (db: Db, ttlDays: number) =>
   db
     .selectFrom('push_tokens as t')

@@ -184,8 +184,12 @@ export function createPushNotifier(deps: PushNotifierDeps): PushNotifier {
   }
 
   let following: Consumption | undefined;
+  /** When a live token was first seen while nothing followed: following starts there, however late it succeeds. */
+  let wantedSince: Date | undefined;
   /** Where a durable lost under this process resumes: after the last event it took, or where it began. */
-  let resumeAt: ConsumerStart = { time: new Date() };
+  let resumeAt: ConsumerStart | undefined;
+  /** This process deleted the durable and has seen no live token since: nothing to delete again. */
+  let left = false;
   let lost = false;
   let lostCheckedAt = 0;
   // Until started: a token registered through an app that is not serving yet waits for start().
@@ -200,7 +204,7 @@ export function createPushNotifier(deps: PushNotifierDeps): PushNotifier {
     following = await deps.bus.consume(
       pushNotifierConsumer,
       async (event, ctx) => {
-        if (!('seq' in resumeAt) || ctx.seq >= resumeAt.seq) resumeAt = { seq: ctx.seq + 1 };
+        if (!resumeAt || !('seq' in resumeAt) || ctx.seq >= resumeAt.seq) resumeAt = { seq: ctx.seq + 1 };
         await handle(event);
         return undefined;
       },
@@ -230,18 +234,29 @@ export function createPushNotifier(deps: PushNotifierDeps): PushNotifier {
     if (stopped) return;
     const wanted = await anyLiveToken(db, deps.ttlDays);
     if (stopped) return;
+    if (wanted) left = false;
     if (wanted && following && lost) {
+      await deps.bus.ensureConsumer(pushNotifierConsumer, { startAt: resumeFrom() });
       lost = false;
-      await deps.bus.ensureConsumer(pushNotifierConsumer, { startAt: resumeAt });
     } else if (wanted && !following) {
+      wantedSince ??= new Date();
+      await follow(wantedSince);
+      wantedSince = undefined;
       lost = false;
-      await follow(new Date());
-    } else if (!wanted) {
+    } else if (!wanted && !left) {
       await unfollow();
-      // Also when this process never followed: a follower that died leaves its durable behind,
-      // and a later registration would resume it from where it stopped, backlog and all.
+      // Also when this process never followed (at start): a follower that died leaves its
+      // durable behind, and a later registration would resume it, backlog and all.
       await deps.bus.deleteConsumer(pushNotifierConsumer);
+      left = true;
     }
+  }
+
+  /** After the last event this process took; no earlier than the oldest event still worth a push. */
+  function resumeFrom(): ConsumerStart {
+    const oldest = new Date(Date.now() - deps.maxAgeSeconds * 1000);
+    if (resumeAt && 'seq' in resumeAt) return resumeAt;
+    return { time: resumeAt && resumeAt.time > oldest ? resumeAt.time : oldest };
   }
 
   function tokensChanged(): Promise<void> {
@@ -259,16 +274,21 @@ export function createPushNotifier(deps: PushNotifierDeps): PushNotifier {
 
   return {
     async start() {
+      if (!stopped) return;
       stopped = false;
+      left = false;
       await tokensChanged();
+      if (stopped) return;
       timer = setInterval(() => void tokensChanged(), RECHECK_MS);
       timer.unref();
     },
     tokensChanged,
     async stop() {
       stopped = true;
-      if (timer) clearInterval(timer);
-      if (retry) clearTimeout(retry);
+      clearInterval(timer);
+      clearTimeout(retry);
+      timer = undefined;
+      retry = undefined;
       await course;
       await unfollow();
     },
