@@ -13,7 +13,10 @@ function statOf(pid: number): { ppid: number; ms: number } | undefined {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // After "pid (comm) " (comm may hold spaces and parentheses): state, ppid, …, utime, stime.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { ppid: Number(fields[1]), ms: (Number(fields[11]) + Number(fields[12])) * MS_PER_TICK };
+    // utime, stime, and cutime, cstime: children that ended (a PostgreSQL backend whose
+    // connection was retired) are counted in their parent once it has waited for them.
+    const ticks = Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
+    return { ppid: Number(fields[1]), ms: ticks * MS_PER_TICK };
   } catch {
     // Not running, or not Linux.
     return undefined;
