@@ -39,7 +39,6 @@ const TRANSIENT_SOCKET_CODES = new Set([
   'ESOCKETTIMEDOUT',
 ]);
 
-/** NATS client errors that mean "not now" (`@nats-io/nats-core`, `@nats-io/jetstream` names). */
 /** NATS client errors that mean the connection itself is gone (or going). */
 const NATS_CONNECTION_NAMES = new Set([
   'ClosedConnectionError',
@@ -47,13 +46,12 @@ const NATS_CONNECTION_NAMES = new Set([
   'ConnectionError',
 ]);
 
+/** NATS client errors that mean "not now" (`@nats-io/nats-core`, `@nats-io/jetstream` names). */
 const TRANSIENT_NATS_NAMES = new Set([
+  ...NATS_CONNECTION_NAMES,
   'TimeoutError',
   'NoResponders',
   'NoRespondersError',
-  'ClosedConnectionError',
-  'DrainingConnectionError',
-  'ConnectionError',
   'RequestError',
   'JetStreamNotEnabled',
 ]);

@@ -140,6 +140,23 @@ describe('orphan sweep', () => {
     expect((await storage.inventory()).objects.length).toBe(12);
   });
 
+  it('removes the few orphans of a small bucket, even when they are most of it', async () => {
+    const { storage } = await freshBucket();
+    const objects = await Promise.all(Array.from({ length: 12 }, () => stored(storage, randomBytes(1_000))));
+    const [first, second] = objects;
+    if (!first || !second) throw new Error('nothing stored');
+    await rowFor(first);
+    await rowFor(second);
+    // Ten of twelve: over half, but no more than a few crashes leave.
+    await expect(sweepOrphans({ db, storage }, HOUR, anHourOn())).resolves.toEqual({
+      orphans: 10,
+      unfinished: 0,
+    });
+    expect((await storage.inventory()).objects.map((o) => o.key).sort()).toEqual(
+      [first.key, second.key].sort(),
+    );
+  });
+
   it('removes nothing when the database holds no file at all (a fresh or wrong database)', async () => {
     const { storage } = await freshBucket();
     const empty = await freshDatabase('media_sweep_empty');

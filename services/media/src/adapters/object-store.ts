@@ -273,6 +273,8 @@ export async function createObjectStoreStorage(opts: {
       const m = await jsm.direct.getMessage(stream, { last_by_subj: subject });
       // Purged since the listing (a write that failed): nothing to describe.
       if (!m) continue;
+      // One that cannot be read stops the sweep (it throws): passed over, its file's chunks
+      // would look unfinished and be removed.
       const meta = StoredDescriptionSchema.parse(JSON.parse(Buffer.from(m.data).toString('utf8')));
       // A deleted object's tombstone: its chunks are no one's.
       if (meta.deleted) continue;

@@ -164,9 +164,12 @@ export async function registerMediaRoutes(app: HttpServer, deps: MediaRouteDeps)
     },
     async (req, reply) => {
       const uploader = uploaderOf(req, deps.uploaderSigner);
-      // The connection goes when the upload outlasts its time: the body fails, and the chunks
-      // stored so far are removed, before any of them could age past the orphan sweep's grace.
-      const deadline = setTimeout(() => req.raw.destroy(), deps.uploadTimeoutMs);
+      // The connection goes when the body outlasts its time: it fails, and the chunks stored so
+      // far are removed, before any of them could age past the orphan sweep's grace. A body
+      // received whole is being stored: that one gets its answer.
+      const deadline = setTimeout(() => {
+        if (!req.raw.complete) req.raw.destroy();
+      }, deps.uploadTimeoutMs);
       try {
         return await upload(req, reply, uploader);
       } finally {

@@ -4,7 +4,7 @@ import type { MediaStorage } from '../adapters/storage.ts';
 import type { MediaDatabase } from '../db.ts';
 import { SweepRefusedError, sweepOrphans } from '../use-cases/sweep-orphans.ts';
 
-/** The first sweep waits this long after start (or the interval, when shorter): start-up stays quick. */
+/** The first sweep waits this long after start: start-up stays quick. */
 const FIRST_SWEEP_DELAY_MS = 60_000;
 
 export interface OrphanSweeper {
@@ -50,7 +50,7 @@ export function startOrphanSweeper(deps: {
       else deps.log.warn({ err }, 'media orphan sweep failed; the next one tries again');
     }
   }
-  schedule(Math.min(FIRST_SWEEP_DELAY_MS, deps.intervalMs));
+  schedule(FIRST_SWEEP_DELAY_MS);
   return {
     async stop() {
       stopped = true;
