@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -87,6 +88,40 @@ async function eventCount(): Promise<number> {
 
 async function importChat(body: Record<string, unknown>): Promise<Response> {
   return inbox.api('POST', '/api/v1/chat_import/', { token, body });
+}
+
+/**
+ * An import the gateway refuses by its Content-Length, before reading the body: its answer is
+ * read even when the rest of the body then cannot be written (fetch gives up on EPIPE and
+ * throws the answer away, which made the test depend on who was faster).
+ */
+async function importChatRefusedEarly(body: Record<string, unknown>): Promise<Response> {
+  const payload = JSON.stringify(body);
+  return new Promise<Response>((resolve, reject) => {
+    let answered = false;
+    const req = httpRequest(
+      `${inbox.url}/api/v1/chat_import/`,
+      {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(payload),
+          authorization: `Token ${token}`,
+        },
+      },
+      (res) => {
+        answered = true;
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve(new Response(Buffer.concat(chunks), { status: res.statusCode ?? 0 })));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', (err) => {
+      if (!answered) reject(err);
+    });
+    req.end(payload);
+  });
 }
 
 async function messagesOf(waId: string): Promise<Message[]> {
@@ -387,7 +422,7 @@ describe('bad input answers a clear 4xx', () => {
       'payload_too_large',
     ],
   ])('%s', async (_name, change, status, code) => {
-    const res = await importChat({ ...valid, ...change });
+    const res = await (status === 413 ? importChatRefusedEarly : importChat)({ ...valid, ...change });
     expect([res.status, ((await res.json()) as { code: string }).code]).toEqual([status, code]);
   });
 
