@@ -155,6 +155,50 @@ describe('folding inbound bodies in batches', () => {
     expect(person.profile_name).toBe('New name');
   });
 
+  it('writes a person only when the name changes', async () => {
+    const waId = '491511000009';
+    const person = () =>
+      db
+        .selectFrom('persons')
+        .select(['profile_name', 'updated_at'])
+        .where('wa_id', '=', waId)
+        .executeTakeFirstOrThrow();
+    await foldNetworkWebhooks(db, [body({ waId, wamid: 'wamid.same.1', ts: 1_800_000_600, name: 'Grace' })]);
+    const first = await person();
+    await foldNetworkWebhooks(db, [body({ waId, wamid: 'wamid.same.2', ts: 1_800_000_601, name: 'Grace' })]);
+    await foldNetworkWebhooks(db, [body({ waId, wamid: 'wamid.same.3', ts: 1_800_000_602, name: '' })]);
+    expect(await person()).toEqual(first);
+    await foldNetworkWebhooks(db, [
+      body({ waId, wamid: 'wamid.same.4', ts: 1_800_000_603, name: 'Grace H.' }),
+    ]);
+    const renamed = await person();
+    expect(renamed.profile_name).toBe('Grace H.');
+    expect(renamed.updated_at.getTime()).toBeGreaterThan(first.updated_at.getTime());
+  });
+
+  it('stores bodies and names with the characters an array parameter escapes as they came', async () => {
+    const name = 'Zoë "Q" \\ {a,b} NULL';
+    const b = body({ waId: '491511000010', wamid: 'wamid.escape.1', ts: 1_800_000_700, name });
+    const [folded] = await foldNetworkWebhooks(db, [
+      b,
+      body({ status: 'sent', wamid: 'wamid.escape.0', waId: '491511000010' }),
+    ]);
+    expect(folded?.result).toMatchObject({ storedMessages: 1 });
+    const row = await db
+      .selectFrom('network_webhooks')
+      .select(['body', 'body_raw'])
+      .where('stream_seq', '=', b.raw.streamSeq)
+      .executeTakeFirstOrThrow();
+    expect(row.body_raw?.toString('utf8')).toBe(b.raw.body);
+    expect(row.body).toEqual(JSON.parse(b.raw.body));
+    const person = await db
+      .selectFrom('persons')
+      .select('profile_name')
+      .where('wa_id', '=', '491511000010')
+      .executeTakeFirstOrThrow();
+    expect(person.profile_name).toBe(name);
+  });
+
   it('reopens a resolved chat once and moves its times to the greatest', async () => {
     await foldNetworkWebhooks(db, [body({ waId: '491511000004', wamid: 'wamid.re.0', ts: 1_800_000_200 })]);
     await db.updateTable('chats').set({ resolved: true }).where('wa_id', '=', '491511000004').execute();

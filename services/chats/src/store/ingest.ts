@@ -65,7 +65,13 @@ async function failForTest(
     .execute(trx);
 }
 
-const values = (rows: RawBuilder<unknown>[]) => sql.join(rows);
+/**
+ * Rows go in as one array per column (`unnest`), never as a VALUES list: a list makes a text of
+ * its own per batch size, which PostgreSQL parses and plans on every execution (the folds of
+ * `bench:messaging` spent more on that than on executing), while a text whose shape depends
+ * only on which parts a batch has is prepared once per connection.
+ */
+const column = <T>(values: readonly T[], type: string) => sql`${values}::${sql.raw(type)}[]`;
 
 /** What the one statement answers, one row per fact, told apart by `kind`. */
 interface FoldRow {
@@ -208,7 +214,8 @@ function foldPlan(bodies: readonly InboundBody[], parsed: readonly Parsed[]) {
  * The raw bodies (`kept`: the sequences not stored before), the persons of the named contacts
  * (the last non-empty profile name in stream order wins, as folding them one by one would leave
  * it; only bodies stored now set names, so a redelivered older body never brings back a name a
- * later one replaced), and persons of senders no contact names. Rows are sorted by key, so
+ * later one replaced; a person is written only when the name changes), and persons of senders
+ * no contact names. Rows are sorted by key, so
  * concurrent folds lock in one order.
  */
 function bodiesAndPersons(
@@ -227,12 +234,27 @@ function bodiesAndPersons(
   const ctes: RawBuilder<unknown>[] = [
     sql`kept as (
       insert into network_webhooks (stream_seq, received_at, signature_verified, body, body_raw)
-      values ${values(
-        raws.map(
-          (r) =>
-            sql`(${r.streamSeq}::bigint, ${new Date(r.receivedAt)}::timestamptz, ${r.signatureVerified}, ${r.storableJson}::jsonb, ${Buffer.from(r.body, 'utf8')}::bytea)`,
-        ),
-      )}
+      select * from unnest(
+        ${column(
+          raws.map((r) => r.streamSeq),
+          'bigint',
+        )},
+        ${column(
+          raws.map((r) => new Date(r.receivedAt)),
+          'timestamptz',
+        )},
+        ${column(
+          raws.map((r) => r.signatureVerified),
+          'boolean',
+        )},
+        ${column(
+          raws.map((r) => r.storableJson),
+          'jsonb',
+        )},
+        ${column(
+          raws.map((r) => Buffer.from(r.body, 'utf8')),
+          'bytea',
+        )})
       on conflict (stream_seq) do nothing
       returning stream_seq)`,
   ];
@@ -240,18 +262,31 @@ function bodiesAndPersons(
     ctes.push(sql`named as (
       insert into persons (wa_id, profile_name)
       select distinct on (v.wa_id) v.wa_id, v.name
-      from (values ${values(
-        contacts.map((c, ord) => sql`(${c.wa_id}::text, ${c.name}::text, ${c.seq}::bigint, ${ord}::int)`),
-      )}) as v (wa_id, name, seq, ord)
+      from unnest(
+        ${column(
+          contacts.map((c) => c.wa_id),
+          'text',
+        )},
+        ${column(
+          contacts.map((c) => c.name),
+          'text',
+        )},
+        ${column(
+          contacts.map((c) => c.seq),
+          'bigint',
+        )}) with ordinality as v (wa_id, name, seq, ord)
       where v.seq in (select stream_seq from kept)
       -- the last non-empty name in stream order, as folding the bodies one by one would leave it
       order by v.wa_id, (v.name <> '') desc, v.ord desc
       on conflict (wa_id) do update set
-        profile_name = coalesce(nullif(excluded.profile_name, ''), persons.profile_name),
-        updated_at = now())`);
+        profile_name = excluded.profile_name,
+        updated_at = now()
+      -- Nearly every customer message repeats the name the person has: writing the row anyway
+      -- made a new row version and index entries per message.
+      where excluded.profile_name <> '' and excluded.profile_name <> persons.profile_name)`);
   if (unnamed.length)
     ctes.push(sql`unnamed as (
-      insert into persons (wa_id, profile_name) values ${values(unnamed.map((w) => sql`(${w}, '')`))}
+      insert into persons (wa_id, profile_name) select unnest(${column(unnamed, 'text')}), ''
       on conflict (wa_id) do nothing)`);
   return ctes;
 }
@@ -278,20 +313,48 @@ function messagesAndChats(
   windows: ReadonlyArray<[string, number]>,
 ): RawBuilder<unknown>[] {
   const ctes: RawBuilder<unknown>[] = [];
-  const windowValues = sql`values ${values(windows.map(([w, t]) => sql`(${w}::text, ${t}::bigint)`))}`;
-  if (windows.length) ctes.push(sql`windows (wa_id, expires_at) as (${windowValues})`);
+  if (windows.length)
+    ctes.push(sql`windows (wa_id, expires_at) as (
+      select * from unnest(
+        ${column(
+          windows.map(([w]) => w),
+          'text',
+        )},
+        ${column(
+          windows.map(([, t]) => t),
+          'bigint',
+        )}))`);
   if (!messages.length) {
     if (windows.length) ctes.push(windowMoved(sql`true`));
     return ctes;
   }
   ctes.push(
     sql`v (ord, wamid, wa_id, type, payload, ts, window_end) as (
-      values ${values(
-        messages.map(
-          ({ m }, ord) =>
-            sql`(${ord}::int, ${m.wamid}, ${m.from}, ${m.type}, ${JSON.stringify(m.raw)}::jsonb, ${m.timestamp}::bigint, ${customerWindowEnd(m.timestamp, m.fromAd)}::bigint)`,
-        ),
-      )}
+      select ord, wamid, wa_id, type, payload, ts, window_end from unnest(
+        ${column(
+          messages.map(({ m }) => m.wamid),
+          'text',
+        )},
+        ${column(
+          messages.map(({ m }) => m.from),
+          'text',
+        )},
+        ${column(
+          messages.map(({ m }) => m.type),
+          'text',
+        )},
+        ${column(
+          messages.map(({ m }) => JSON.stringify(m.raw)),
+          'jsonb',
+        )},
+        ${column(
+          messages.map(({ m }) => m.timestamp),
+          'bigint',
+        )},
+        ${column(
+          messages.map(({ m }) => customerWindowEnd(m.timestamp, m.fromAd)),
+          'bigint',
+        )}) with ordinality as u (wamid, wa_id, type, payload, ts, window_end, ord)
     )`,
     sql`ins as (
       insert into messages (id, wamid, wa_id, from_us, type, waba_payload, sender_user_id, timestamp,
@@ -355,12 +418,23 @@ function statusRows(statuses: ReadonlyArray<{ s: ParsedBody['statuses'][number] 
   return [
     sql`st as (
       insert into message_statuses (wamid, status, timestamp, errors)
-      values ${values(
-        statuses.map(
-          ({ s }) =>
-            sql`(${s.wamid}, ${s.status}, ${s.timestamp}::bigint, ${s.errors ? JSON.stringify(s.errors) : null}::jsonb)`,
-        ),
-      )}
+      select * from unnest(
+        ${column(
+          statuses.map(({ s }) => s.wamid),
+          'text',
+        )},
+        ${column(
+          statuses.map(({ s }) => s.status),
+          'text',
+        )},
+        ${column(
+          statuses.map(({ s }) => s.timestamp),
+          'bigint',
+        )},
+        ${column(
+          statuses.map(({ s }) => (s.errors ? JSON.stringify(s.errors) : null)),
+          'jsonb',
+        )})
       on conflict (wamid, status) do nothing
       returning wamid, status)`,
   ];

@@ -7,7 +7,7 @@ import { assignedToCaller } from './chats.ts';
 
 /**
  * One page of the customers whose chats the caller may read (a customer is visible exactly
- * when their chat is), most recently updated first, with the count of all that match.
+ * when their chat is), the one who wrote last first, with the count of all that match.
  */
 export async function pageReadablePersons(
   db: Kysely<ChatsDatabase>,
@@ -23,6 +23,6 @@ export async function pageReadablePersons(
     );
   }
   return pageRows(q, r, (q) =>
-    q.selectAll('persons').orderBy('persons.updated_at', 'desc').orderBy('persons.wa_id'),
+    q.selectAll('persons').orderBy(sql`c.last_customer_message_at desc nulls last`).orderBy('persons.wa_id'),
   );
 }
