@@ -61,15 +61,29 @@ export async function acceptSends(
 
 /** The statement of `acceptSends`. */
 export function acceptSendsStatement(sends: readonly SendToAccept[]) {
-  const values = sends.map(({ message: m, accessMask, groupIds }, ord) => {
-    const template = m.type === 'template';
-    return sql`(${ord}::int, ${m.id}::uuid, ${m.waId}::text, ${m.type}::text, ${JSON.stringify(m.wabaPayload)}::jsonb,
-      ${m.senderUserId}::int, ${m.timestamp}::bigint, ${m.idempotencyKey}::text, ${m.requestHash}::text,
-      ${template ? businessWindowEnd(m.timestamp) : null}::bigint, ${accessMask}::int, ${[...groupIds]}::int[])`;
-  });
+  // One array per column, so the text is the same whatever the number of sends and is
+  // prepared once per connection (a VALUES list was parsed and planned for each batch size).
+  // A row's group ids travel as an array literal of their own: arrays of arrays flatten.
+  const column = <T>(pick: (s: SendToAccept) => T, type: string) =>
+    sql`${sends.map(pick)}::${sql.raw(type)}[]`;
   return sql<Row>`
     with req (ord, id, wa_id, type, payload, sender, ts, idem, hash, business_end, access_mask, group_ids) as (
-      values ${sql.join(values)}
+      select ord::int, id, wa_id, type, payload, sender, ts, idem, hash, business_end, access_mask,
+             group_ids::int[]
+      from unnest(
+        ${column((s) => s.message.id, 'uuid')},
+        ${column((s) => s.message.waId, 'text')},
+        ${column((s) => s.message.type, 'text')},
+        ${column((s) => JSON.stringify(s.message.wabaPayload), 'jsonb')},
+        ${column((s) => s.message.senderUserId, 'int')},
+        ${column((s) => s.message.timestamp, 'bigint')},
+        ${column((s) => s.message.idempotencyKey, 'text')},
+        ${column((s) => s.message.requestHash, 'text')},
+        ${column((s) => (s.message.type === 'template' ? businessWindowEnd(s.message.timestamp) : null), 'bigint')},
+        ${column((s) => s.accessMask, 'int')},
+        ${column((s) => `{${s.groupIds.join(',')}}`, 'text')}
+      ) with ordinality as u (id, wa_id, type, payload, sender, ts, idem, hash, business_end, access_mask,
+                              group_ids, ord)
     ),
     locked as (
       select chats.* from chats where wa_id in (select wa_id from req)
