@@ -2,6 +2,7 @@ import type { Tag } from '@switchboard/proto';
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { ChatsDatabase, ChatsTable } from '../db.ts';
 import { businessWindowEnd } from '../domain/window.ts';
+import { arrayParameter, type ElementType } from './array-parameter.ts';
 import type { QueuedMessage } from './messages.ts';
 
 /** One send to accept: the message to store, and who may write to which chats. */
@@ -61,11 +62,10 @@ export async function acceptSends(
 
 /** The statement of `acceptSends`. */
 export function acceptSendsStatement(sends: readonly SendToAccept[]) {
-  // One array per column, so the text is the same whatever the number of sends and is
-  // prepared once per connection (a VALUES list was parsed and planned for each batch size).
-  // A row's group ids travel as an array literal of their own: arrays of arrays flatten.
-  const column = <T>(pick: (s: SendToAccept) => T, type: string) =>
-    sql`${sends.map(pick)}::${sql.raw(type)}[]`;
+  // One array per column (`arrayParameter`); a row's group ids travel as an array literal of
+  // their own, since arrays of arrays flatten.
+  const column = <T>(pick: (s: SendToAccept) => T, type: ElementType) =>
+    arrayParameter(sends.map(pick), type);
   return sql<Row>`
     with req (ord, id, wa_id, type, payload, sender, ts, idem, hash, business_end, access_mask, group_ids) as (
       select ord::int, id, wa_id, type, payload, sender, ts, idem, hash, business_end, access_mask,

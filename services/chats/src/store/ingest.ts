@@ -3,6 +3,7 @@ import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
 import type { ChatsDatabase } from '../db.ts';
 import type { ParsedBody } from '../domain/network-body.ts';
 import { customerWindowEnd } from '../domain/window.ts';
+import { arrayParameter } from './array-parameter.ts';
 
 export interface IngestResult {
   storedMessages: number;
@@ -65,13 +66,8 @@ async function failForTest(
     .execute(trx);
 }
 
-/**
- * Rows go in as one array per column (`unnest`), never as a VALUES list: a list makes a text of
- * its own per batch size, which PostgreSQL parses and plans on every execution (the folds of
- * `bench:messaging` spent more on that than on executing), while a text whose shape depends
- * only on which parts a batch has is prepared once per connection.
- */
-const column = <T>(values: readonly T[], type: string) => sql`${values}::${sql.raw(type)}[]`;
+/** Rows go in as one array per column (`arrayParameter`), never as a VALUES list. */
+const column = arrayParameter;
 
 /** What the one statement answers, one row per fact, told apart by `kind`. */
 interface FoldRow {
@@ -155,7 +151,7 @@ function foldPlan(bodies: readonly InboundBody[], parsed: readonly Parsed[]) {
     union all ${messages.length ? sql`select 'message', wamid, null, null, null, null from ins` : none}
     union all ${statuses.length ? sql`select 'status', wamid, status, null, null, null from st` : none}
     union all select 'chat', wa_id, null, assigned_to_user, assigned_group, null
-      from chats where wa_id = any(${waIds}::text[])`;
+      from chats where wa_id = any(${column(waIds, 'text')})`;
 
   const keptIndexes = (rows: readonly FoldRow[]) =>
     new Set(rows.flatMap((r) => (r.kind === 'kept' ? [firstBySeq.get(Number(r.key)) ?? -1] : [])));
