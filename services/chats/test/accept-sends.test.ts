@@ -137,4 +137,23 @@ describe('acceptSends', () => {
       select id from messages where wa_id in ('491710000300', '491710000301') order by send_seq`.execute(db);
     expect(stored.rows.map((r) => r.id)).toEqual(sends.map((s) => s.message.id));
   });
+  it('is planned once per connection, whatever the batch size, not on every execution', async () => {
+    const p = agent({ permissions: { ...agent().permissions, can_write_to_chats: 'all' } });
+    await chat('491710009900');
+    await db.connection().execute(async (conn) => {
+      for (const n of [1, 3, 1, 2, 1, 5, 1, 1, 4, 1, 1, 2])
+        await acceptSends(
+          conn,
+          Array.from({ length: n }, () => send(p, '491710009900')),
+        );
+      const { rows } = await sql<{ generic_plans: string; custom_plans: string }>`
+        select generic_plans, custom_plans from pg_prepared_statements
+        where statement like '%with req (ord, id, wa_id%'`.execute(conn);
+      // One text for every batch size, prepared on this connection; PostgreSQL tries five
+      // custom plans before it compares them with the generic one, then keeps that.
+      expect(rows).toHaveLength(1);
+      expect(Number(rows[0]?.custom_plans)).toBeLessThanOrEqual(5);
+      expect(Number(rows[0]?.generic_plans)).toBeGreaterThan(0);
+    });
+  });
 });

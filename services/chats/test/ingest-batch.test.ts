@@ -2,7 +2,7 @@
  * Folding inbound bodies in batches (group commit) against a real PostgreSQL: what one
  * transaction for many bodies must keep of folding them one by one.
  */
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatsDatabase } from '../src/db.ts';
 import { parseNetworkBody } from '../src/domain/network-body.ts';
@@ -224,6 +224,26 @@ describe('folding inbound bodies in batches', () => {
       .where('target_id', '=', '491511000004')
       .execute();
     expect(reopenings).toHaveLength(1);
+  });
+
+  it('is one prepared statement per shape of batch, whatever its size, not planned on every execution', async () => {
+    await db.connection().execute(async (conn) => {
+      let n = 0;
+      for (const size of [1, 3, 1, 2, 1, 6, 1, 1, 4, 1, 2, 1])
+        await foldNetworkWebhooks(
+          conn,
+          Array.from({ length: size }, () =>
+            body({ status: 'delivered', wamid: `wamid.plan.${n++}`, waId: '491511000011' }),
+          ),
+        );
+      const { rows } = await sql<{ custom_plans: string; generic_plans: string }>`
+        select custom_plans, generic_plans from pg_prepared_statements
+        where statement like '%insert into message_statuses%'
+          and statement not like '%insert into messages %'`.execute(conn);
+      expect(rows).toHaveLength(1);
+      expect(Number(rows[0]?.custom_plans)).toBeLessThanOrEqual(5);
+      expect(Number(rows[0]?.generic_plans)).toBeGreaterThan(0);
+    });
   });
 
   it('takes the network’s conversation window into chats, new in the batch or existing', async () => {
