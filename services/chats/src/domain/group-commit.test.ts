@@ -1,7 +1,24 @@
 import { describe, expect, it } from 'vitest';
 import { createGroupCommit } from './group-commit.ts';
 
+/** Submits `first` alone, lets the committer start on it, then submits `rest` while it runs. */
+async function firstThenRest<O>(submit: (i: number) => Promise<O>, first: number, rest: number[]) {
+  const alone = submit(first);
+  await new Promise((resolve) => setImmediate(resolve));
+  return Promise.allSettled([alone, ...rest.map(submit)]);
+}
+
 describe('createGroupCommit', () => {
+  it('runs what is submitted in one turn of the event loop as one batch, in order', async () => {
+    const batches: number[][] = [];
+    const commit = createGroupCommit<number, number>(async (items) => {
+      batches.push([...items]);
+      return items.map((i) => i * 2);
+    });
+    expect(await Promise.all([1, 2, 3].map((i) => commit.submit(i)))).toEqual([2, 4, 6]);
+    expect(batches).toEqual([[1, 2, 3]]);
+  });
+
   it('runs what arrives meanwhile together, in order, and a failing batch item by item', async () => {
     const batches: number[][] = [];
     const commit = createGroupCommit<number, number>(async (items) => {
@@ -9,9 +26,9 @@ describe('createGroupCommit', () => {
       if (items.includes(13)) throw new Error('poison');
       return items.map((i) => i * 2);
     });
-    const outcomes = await Promise.allSettled([1, 2, 13, 4].map((i) => commit.submit(i)));
+    const outcomes = await firstThenRest((i) => commit.submit(i), 1, [2, 13, 4]);
     expect(outcomes.map((o) => (o.status === 'fulfilled' ? o.value : 'failed'))).toEqual([2, 4, 'failed', 8]);
-    // The first alone (the committer was idle), then the rest together, then one by one.
+    // The first alone (submitted to an idle committer), the rest together, then one by one.
     expect(batches).toEqual([[1], [2, 13, 4], [2], [13], [4]]);
   });
 
@@ -27,7 +44,7 @@ describe('createGroupCommit', () => {
       if (items.length > 1) throw deadlock;
       return items;
     });
-    const outcomes = await Promise.allSettled([1, 2, 3].map((i) => commit.submit(i)));
+    const outcomes = await firstThenRest((i) => commit.submit(i), 1, [2, 3]);
     expect(outcomes.map((o) => (o.status === 'fulfilled' ? o.value : 'failed'))).toEqual([1, 2, 3]);
     expect(batches).toEqual([[1], [2, 3], [2], [3]]);
   });
@@ -40,7 +57,7 @@ describe('createGroupCommit', () => {
       if (items.length > 1) throw down;
       return items;
     });
-    const outcomes = await Promise.allSettled([1, 2, 3, 4].map((i) => commit.submit(i)));
+    const outcomes = await firstThenRest((i) => commit.submit(i), 1, [2, 3, 4]);
     expect(outcomes.map((o) => (o.status === 'fulfilled' ? o.value : o.reason))).toEqual([
       1,
       down,

@@ -14,8 +14,12 @@ export interface GroupCommit<I, O> {
 /**
  * Group commit: each caller submits its item and waits; whatever arrived while a batch was
  * running is run next, together, by `run` (one transaction or statement for all of them). An
- * idle committer runs a lone item at once (no timer: batching adds no latency), a busy one runs
- * as many items per round trip as arrived meanwhile. When a batch fails for a reason in its
+ * idle committer runs once the event loop has handled what it read meanwhile (`setImmediate`,
+ * no timer): the bodies of one socket read from NATS go in one batch, where starting at the
+ * first made a batch of one and held the rest for its round trip (ingest of 6,000 webhooks:
+ * chats 105-110 -> 93-103 us and PostgreSQL 68-75 -> 65-68 us per webhook, sends at concurrency
+ * 32: 829-900/s -> 965-1,015/s, the sequential send unchanged). A busy one runs as many items
+ * per round trip as arrived meanwhile. When a batch fails for a reason in its
  * data, its items are run one by one, so each caller sees its own outcome and a poison item
  * cannot fail the others. When it fails because the connection to the database is lost (it is
  * unreachable, shutting down or restarting), every item would fail the same way, slowly: all
@@ -31,6 +35,7 @@ export function createGroupCommit<I, O>(
   const maxBatch = opts.maxBatch ?? 256;
   let queue: Pending<I, O>[] = [];
   let running = false;
+  let scheduled = false;
 
   async function settle(batch: readonly Pending<I, O>[]): Promise<void> {
     const outs = await run(batch.map((p) => p.item));
@@ -74,7 +79,13 @@ export function createGroupCommit<I, O>(
     submit(item: I): Promise<O> {
       return new Promise<O>((resolve, reject) => {
         queue.push({ item, resolve, reject });
-        if (!running) void drain();
+        if (!running && !scheduled) {
+          scheduled = true;
+          setImmediate(() => {
+            scheduled = false;
+            void drain();
+          });
+        }
       });
     },
   };
