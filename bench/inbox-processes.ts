@@ -47,7 +47,8 @@ export async function startBenchInbox(opts: {
     NETWORK_API_KEY: seed.apiKey,
     WABA_PHONE_NUMBER: seed.displayPhoneNumber,
     WABA_WEBHOOK_SECRET: seed.webhookSecret,
-    LOG_LEVEL: 'error',
+    // The services' default: the bench pays for the logging production pays for.
+    LOG_LEVEL: 'info',
     ...opts.env?.both,
   };
   const gateway = spawnService(join(repoRoot, 'services/gateway/src/main.ts'), {

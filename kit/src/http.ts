@@ -75,6 +75,10 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     },
     // Idle keep-alive sockets are closed at once on shutdown; in-flight requests finish.
     forceCloseConnections: 'idle',
+    // One access-log line per request (below) instead of Fastify's two: at the default level
+    // (info) each line is a write to stdout, and the pair cost the gateway about 20 us of its
+    // 85 per network webhook (ingest of 6,000 webhooks, info against error, two runs each).
+    disableRequestLogging: true,
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: false },
     // The router's own refusals (a path that is not valid UTF-8, a path parameter longer than
@@ -96,6 +100,17 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   app.setSerializerCompiler(serializerCompiler);
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
+  });
+  // Refusals and failures at warn: they stay visible on routes whose successes are not logged.
+  app.addHook('onResponse', async (req, reply) => {
+    req.log[reply.statusCode >= 400 ? 'warn' : 'info'](
+      {
+        req: { method: req.method, url: req.url, remoteAddress: req.ip },
+        res: { statusCode: reply.statusCode },
+        responseTime: reply.elapsedTime,
+      },
+      'request completed',
+    );
   });
   return app;
 }

@@ -70,6 +70,10 @@ export const wabaWebhookRoutes: FastifyPluginAsync<WabaWebhookOptions> = async (
   scope.post(
     '/waba/webhook/',
     {
+      // Every customer message and every status of every send arrives here: a line per request
+      // would be most of the log, and the inbound stream, the event log and traces already
+      // account for each body. Refusals and failures are still logged (at warn).
+      logLevel: 'warn',
       schema: {
         tags: ['network webhook'],
         summary: 'Receive a network webhook',
