@@ -25,6 +25,7 @@ import { natsServerBinary, startLocalInfra } from '@switchboard/testkit/infra';
 import { admin, type Receiver, waitFor } from '@switchboard/testkit/tools';
 import { Pool } from 'undici';
 import { paced } from '../pacing.ts';
+import { cpuMsOfTrees, cpuPerRequest, ownCpuMs } from '../process-cpu.ts';
 import { type LatencySummary, round, summarise } from '../stats.ts';
 import { deadUrl, startBenchReceiver } from './receivers.ts';
 
@@ -215,16 +216,32 @@ function median(values: readonly number[]): number {
   return sorted.length % 2 ? (sorted[mid] ?? Number.NaN) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
 }
 
-/** Several rounds of one burst: the median rate, and latencies pooled over the rounds. */
-function combine(rounds: ReadonlyArray<{ rate: number; latencies: number[] }>) {
+interface Round {
+  rate: number;
+  latencies: number[];
+  /** Microseconds of CPU per delivery, per process, in this round. */
+  cpu: Record<string, number>;
+}
+
+/**
+ * Several rounds of one burst: the median rate, latencies pooled over the rounds, and the CPU
+ * per delivery of the round whose rate is the median.
+ */
+function combine(rounds: readonly Round[]) {
+  const rate = median(rounds.map((r) => r.rate));
+  const middle = [...rounds].sort((a, b) => Math.abs(a.rate - rate) - Math.abs(b.rate - rate))[0];
   return {
-    deliveries_per_s: round(median(rounds.map((r) => r.rate))),
+    deliveries_per_s: round(rate),
     rounds_deliveries_per_s: rounds.map((r) => round(r.rate)),
     latency: summarise(rounds.flatMap((r) => r.latencies)),
+    cpu_us_per_delivery: middle?.cpu ?? {},
   };
 }
 
-async function runScenario(bus: Bus, s: Scenario) {
+/** CPU used so far per process (ms): the fan-out, nats-server, PostgreSQL, and this process. */
+type CpuReader = () => Record<string, number>;
+
+async function runScenario(bus: Bus, s: Scenario, cpuNow: CpuReader) {
   log(`N=${s.webhooks}: starting receivers and webhooks`);
   const receivers = await Promise.all(Array.from({ length: s.webhooks }, () => startBenchReceiver()));
   const raw = rawPoster(receivers);
@@ -236,13 +253,14 @@ async function runScenario(bus: Bus, s: Scenario) {
   );
   await warmUp(bus, receivers);
 
-  const rawRounds: Array<{ rate: number; latencies: number[] }> = [];
-  const fanRounds: Array<{ rate: number; latencies: number[] }> = [];
+  const rawRounds: Round[] = [];
+  const fanRounds: Round[] = [];
   const publishSeconds: number[] = [];
   // Raw and fan-out alternate, so a noisy moment on the machine hits both alike.
   for (let round_ = 0; round_ < ROUNDS; round_++) {
     log(`N=${s.webhooks}: burst of ${s.burstEvents} events, round ${round_ + 1}/${ROUNDS}`);
     const rawSent = new Map<string, number>();
+    const rawCpu = ownCpuMs();
     const rawStart = performance.now();
     await Promise.all(
       Array.from({ length: s.burstEvents }, makeEvent).map((e) => {
@@ -251,15 +269,24 @@ async function runScenario(bus: Bus, s: Scenario) {
       }),
     );
     const r = throughput(receivers, rawSent, rawStart);
-    rawRounds.push({ rate: r.deliveries_per_s, latencies: latencies(receivers, rawSent) });
+    rawRounds.push({
+      rate: r.deliveries_per_s,
+      latencies: latencies(receivers, rawSent),
+      cpu: cpuPerRequest({ bench_and_receivers: rawCpu }, { bench_and_receivers: ownCpuMs() }, r.deliveries),
+    });
     for (const rc of receivers) rc.reset();
 
+    const fanCpu = cpuNow();
     const fanStart = performance.now();
     const fanSent = await publishBurst(bus, s.burstEvents);
     publishSeconds.push((performance.now() - fanStart) / 1000);
     await waitArrivals(receivers, fanSent, 'burst deliveries');
     const f = throughput(receivers, fanSent, fanStart);
-    fanRounds.push({ rate: f.deliveries_per_s, latencies: latencies(receivers, fanSent) });
+    fanRounds.push({
+      rate: f.deliveries_per_s,
+      latencies: latencies(receivers, fanSent),
+      cpu: cpuPerRequest(fanCpu, cpuNow(), f.deliveries),
+    });
     for (const rc of receivers) rc.reset();
   }
 
@@ -452,6 +479,10 @@ async function run(stops: Array<() => Promise<unknown>>): Promise<void> {
   child.stdout?.on('data', (b: Buffer) => childLog.push(b.toString()));
   child.stderr?.on('data', (b: Buffer) => childLog.push(b.toString()));
   const exited = new Promise((resolve) => child.once('exit', resolve));
+  const cpuNow: CpuReader = () => ({
+    ...cpuMsOfTrees({ fanout: child.pid, nats: infra.nats?.pid, postgres: infra.postgres?.pid }),
+    bench_and_receivers: ownCpuMs(),
+  });
   stops.push(async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
     await exited;
@@ -468,7 +499,7 @@ async function run(stops: Array<() => Promise<unknown>>): Promise<void> {
     );
     const results = [];
     for (const s of scenarios) {
-      if (only === undefined || String(s.webhooks) === only) results.push(await runScenario(bus, s));
+      if (only === undefined || String(s.webhooks) === only) results.push(await runScenario(bus, s, cpuNow));
     }
     const iso = only === undefined ? await runIsolation(bus, db) : null;
     const report = {
