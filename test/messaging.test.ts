@@ -63,6 +63,36 @@ const statusBody = (wamid: string, waId: string, status: string, ts: number) =>
   );
 
 describe('inbound', () => {
+  it('persons list the customer who wrote last first', async () => {
+    const wrote = async (waId: string, wamid: string, ts: number) =>
+      expect(
+        (
+          await inbox.networkPost(
+            JSON.stringify(
+              messagesWebhookBody(NUMBER, {
+                contacts: [{ profile: { name: `Ordered ${waId.slice(-1)}` }, wa_id: waId }],
+                messages: [
+                  { from: waId, id: wamid, timestamp: String(ts), type: 'text', text: { body: 'hi' } },
+                ],
+              }),
+            ),
+          )
+        ).status,
+      ).toBe(200);
+    // The network delivers late: the second webhook carries the older message.
+    const t = Math.floor(Date.now() / 1000);
+    await wrote('491700000091', 'wamid.ordered.1', t - 10);
+    await wrote('491700000092', 'wamid.ordered.2', t - 20);
+    const order = async () =>
+      (
+        await json<{ results: Array<{ wa_id: string }> }>(
+          await inbox.api('GET', '/api/v1/persons/?search=ordered', { token: admin }),
+        )
+      ).results.map((p) => p.wa_id);
+    await waitFor(async () => (await order()).length === 2, 15_000, 'both persons stored');
+    expect(await order()).toEqual(['491700000091', '491700000092']);
+  });
+
   it('a customer message creates person, chat and message and opens the window', async () => {
     const waId = '491700000001';
     const { sent, stored: m } = await firstCustomerText(inbox, admin, waId, 'Hallo!', 'Erika Muster');

@@ -13,7 +13,7 @@ export const personRoutes = resourceRoutes({
   list: {
     summary: 'Persons',
     description:
-      'Customers who wrote to the inbox, named as the network names them. `search` matches number or name.',
+      'Customers who wrote to the inbox, named as the network names them, the one who wrote last first. `search` matches number or name.',
     query: Pagination.extend({ search: z.string().max(100).optional() }),
     contract: listPersons,
   },
