@@ -14,18 +14,18 @@
  * the sandbox). Machines here drift by tens of per cent within an hour: compare two checkouts by
  * running each in turn, several times.
  */
-import { createHmac } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { connectNats } from '@switchboard/kit';
-import { instanceId, messagesWebhookBody, networkEvent } from '@switchboard/proto';
+import { instanceId, networkEvent } from '@switchboard/proto';
 import { sandboxSettings, startSandbox } from '@switchboard/sandbox';
 import { startLocalInfra } from '@switchboard/testkit/infra';
 import { waitFor } from '@switchboard/testkit/tools';
 import { Pool } from 'undici';
 import { z } from 'zod';
 import { startBenchInbox } from '../inbox-processes.ts';
-import { cpuMsOfTrees, cpuPerRequest, ownCpuMs } from '../process-cpu.ts';
+import { cpuPerRequest } from '../process-cpu.ts';
 import { runConcurrent, summary } from './stats.ts';
+import { CUSTOMERS, customer, customerWebhook, inboxCpuReader, signedBy } from './workload.ts';
 
 const args = parseArgs({
   options: {
@@ -39,7 +39,6 @@ const phase = z.enum(['ingest', 'send']).parse(args.phase);
 const N = Number(args.requests ?? (phase === 'ingest' ? 6000 : 2000));
 const C = Number(args.concurrency);
 const ROUNDS = Number(args.rounds);
-const CUSTOMERS = 200;
 
 const infra = await startLocalInfra();
 const databaseUrl = await infra.createDatabase('bench_per_request');
@@ -49,17 +48,8 @@ const sandbox = await startSandbox({
 const seed = sandbox.seed;
 if (!seed) throw new Error('no sandbox seed');
 const inbox = await startBenchInbox({ natsUrl: infra.natsUrl, databaseUrl, sandbox });
-const cpuNow = () => ({
-  ...cpuMsOfTrees({
-    gateway: inbox.gateway.child.pid,
-    chats: inbox.chats.child.pid,
-    nats: infra.nats?.pid,
-    postgres: infra.postgres?.pid,
-  }),
-  bench_and_sandbox: ownCpuMs(),
-});
+const cpuNow = inboxCpuReader(inbox, infra);
 const client = new Pool(inbox.url, { connections: C, pipelining: 1 });
-const customer = (i: number) => `4917${String(i % CUSTOMERS).padStart(8, '0')}`;
 
 async function post(path: string, body: string, headers: Record<string, string>): Promise<void> {
   const res = await client.request({
@@ -83,27 +73,8 @@ void (async () => {
   }
 })();
 
-const webhook = (wamid: string, i: number) =>
-  JSON.stringify(
-    messagesWebhookBody(
-      { wabaId: 'bench', displayPhoneNumber: seed.displayPhoneNumber, phoneNumberId: seed.phoneNumberId },
-      {
-        contacts: [{ profile: { name: `Customer ${i % CUSTOMERS}` }, wa_id: customer(i) }],
-        messages: [
-          {
-            from: customer(i),
-            id: wamid,
-            timestamp: String(Math.floor(Date.now() / 1000)),
-            type: 'text',
-            text: { body: `message ${i}` },
-          },
-        ],
-      },
-    ),
-  );
-const signed = (body: string) => ({
-  'x-hub-signature-256': `sha256=${createHmac('sha256', seed.webhookSecret).update(body).digest('hex')}`,
-});
+const signed = signedBy(seed.webhookSecret);
+const webhook = (wamid: string, i: number) => customerWebhook(seed, wamid, i, Math.floor(Date.now() / 1000));
 
 async function ingestRound(tag: string, n: number) {
   const wamids = Array.from({ length: n }, (_, i) => `wamid.per-request.${tag}.${i}`);

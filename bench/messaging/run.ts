@@ -21,21 +21,21 @@
  *
  *   node bench/messaging/run.ts [--messages 2000] [--concurrency 32] [--rounds 3] [--profile DIR]
  */
-import { createHmac } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { connectNats } from '@switchboard/kit';
-import { instanceId, messagesWebhookBody, networkEvent } from '@switchboard/proto';
+import { instanceId, networkEvent } from '@switchboard/proto';
 import { sandboxSettings, startSandbox } from '@switchboard/sandbox';
 import { startLocalInfra } from '@switchboard/testkit/infra';
 import { repoRoot, waitFor } from '@switchboard/testkit/tools';
 import Fastify from 'fastify';
 import { Pool } from 'undici';
 import { startBenchInbox } from '../inbox-processes.ts';
-import { cpuMsOfTrees, cpuPerRequest, ownCpuMs } from '../process-cpu.ts';
+import { cpuPerRequest, ownCpuMs } from '../process-cpu.ts';
 import { round } from '../stats.ts';
 import { runConcurrent, summary } from './stats.ts';
+import { CUSTOMERS, customer, customerWebhook, inboxCpuReader, signedBy } from './workload.ts';
 
 const args = parseArgs({
   options: {
@@ -73,41 +73,11 @@ const inbox = await startBenchInbox({
 const { url, instance } = inbox;
 // What each process spent, for the CPU per request of each round (the sandbox runs in this
 // process, with the bench's client and the raw server).
-const cpuNow = () => ({
-  ...cpuMsOfTrees({
-    gateway: inbox.gateway.child.pid,
-    chats: inbox.chats.child.pid,
-    nats: infra.nats?.pid,
-    postgres: infra.postgres?.pid,
-  }),
-  bench_and_sandbox: ownCpuMs(),
-});
+const cpuNow = inboxCpuReader(inbox, infra);
 const benchCpuNow = () => ({ bench_and_raw_server: ownCpuMs() });
 
 const client = new Pool(url, { connections: C, pipelining: 1 });
-const sign = (body: string) =>
-  `sha256=${createHmac('sha256', seed.webhookSecret).update(body).digest('hex')}`;
-const customer = (i: number) => `4917${String(i % 200).padStart(8, '0')}`;
-const webhookBody = (wamid: string, i: number, ts: number) => {
-  const waId = customer(i);
-  return JSON.stringify(
-    messagesWebhookBody(
-      { wabaId: 'bench', displayPhoneNumber: seed.displayPhoneNumber, phoneNumberId: seed.phoneNumberId },
-      {
-        contacts: [{ profile: { name: `Customer ${i % 200}` }, wa_id: waId }],
-        messages: [
-          {
-            from: waId,
-            id: wamid,
-            timestamp: String(ts),
-            type: 'text',
-            text: { body: `message ${i}` },
-          },
-        ],
-      },
-    ),
-  );
-};
+const webhookBody = (wamid: string, i: number, ts: number) => customerWebhook(seed, wamid, i, ts);
 
 async function post(
   path: string,
@@ -235,7 +205,7 @@ const roundFigure = (x: {
   raw_per_second: x.raw.per_second,
   ratio: round(x.ratio, 3),
 });
-const ingestHeaders = (b: string) => ({ 'x-hub-signature-256': sign(b) });
+const ingestHeaders = signedBy(seed.webhookSecret);
 const ingestPath = '/api/v1/waba/webhook/';
 const now = Math.floor(Date.now() / 1000);
 
@@ -345,7 +315,7 @@ const seqIngest = await Promise.resolve().then(async () => {
 const seqIngestElapsed = performance.now() - seqIngestStart;
 
 // ---- send: customers write through the network first, so the network accepts the replies ----
-const customers = Array.from({ length: 200 }, (_, i) => customer(i));
+const customers = Array.from({ length: CUSTOMERS }, (_, i) => customer(i));
 const greeted = await Promise.all(
   customers.map(async (waId) => {
     const res = await fetch(`${sandbox.url}/sandbox/customers/${waId}/messages`, {
