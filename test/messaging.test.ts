@@ -81,8 +81,9 @@ describe('inbound', () => {
       ).toBe(200);
     // The network delivers late: the second webhook carries the older message.
     const t = Math.floor(Date.now() / 1000);
-    await wrote('491700000091', 'wamid.ordered.1', t - 10);
-    await wrote('491700000092', 'wamid.ordered.2', t - 20);
+    // Against the order of wa_ids too, so that a tie (both folded at once) cannot pass either.
+    await wrote('491700000092', 'wamid.ordered.1', t - 10);
+    await wrote('491700000091', 'wamid.ordered.2', t - 20);
     const order = async () =>
       (
         await json<{ results: Array<{ wa_id: string }> }>(
@@ -90,7 +91,7 @@ describe('inbound', () => {
         )
       ).results.map((p) => p.wa_id);
     await waitFor(async () => (await order()).length === 2, 15_000, 'both persons stored');
-    expect(await order()).toEqual(['491700000091', '491700000092']);
+    expect(await order()).toEqual(['491700000092', '491700000091']);
   });
 
   it('a customer message creates person, chat and message and opens the window', async () => {

@@ -1,11 +1,41 @@
 import { describe, expect, it } from 'vitest';
 import { createGroupCommit } from './group-commit.ts';
 
-/** Submits `first` alone, lets the committer start on it, then submits `rest` while it runs. */
-async function firstThenRest<O>(submit: (i: number) => Promise<O>, first: number, rest: number[]) {
+/** A run that holds its first batch until `release()`, so that later items arrive while it runs. */
+function holdingFirst<O>(run: (items: readonly number[]) => Promise<readonly O[]>) {
+  let release = () => {};
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let first = true;
+  return {
+    release: () => release(),
+    run: async (items: readonly number[]) => {
+      if (first) {
+        first = false;
+        await gate;
+      }
+      return run(items);
+    },
+  };
+}
+
+/**
+ * Submits `first` to an idle committer, waits until its batch is running (held), submits `rest`
+ * meanwhile, then lets the batch finish.
+ */
+async function firstThenRest<O>(
+  submit: (i: number) => Promise<O>,
+  held: { release(): void },
+  first: number,
+  rest: number[],
+) {
   const alone = submit(first);
+  // The committer's own setImmediate ran first: its batch of `first` is waiting at the gate.
   await new Promise((resolve) => setImmediate(resolve));
-  return Promise.allSettled([alone, ...rest.map(submit)]);
+  const others = rest.map(submit);
+  held.release();
+  return Promise.allSettled([alone, ...others]);
 }
 
 describe('createGroupCommit', () => {
@@ -21,12 +51,13 @@ describe('createGroupCommit', () => {
 
   it('runs what arrives meanwhile together, in order, and a failing batch item by item', async () => {
     const batches: number[][] = [];
-    const commit = createGroupCommit<number, number>(async (items) => {
+    const held = holdingFirst(async (items) => {
       batches.push([...items]);
       if (items.includes(13)) throw new Error('poison');
       return items.map((i) => i * 2);
     });
-    const outcomes = await firstThenRest((i) => commit.submit(i), 1, [2, 13, 4]);
+    const commit = createGroupCommit<number, number>(held.run);
+    const outcomes = await firstThenRest((i) => commit.submit(i), held, 1, [2, 13, 4]);
     expect(outcomes.map((o) => (o.status === 'fulfilled' ? o.value : 'failed'))).toEqual([2, 4, 'failed', 8]);
     // The first alone (submitted to an idle committer), the rest together, then one by one.
     expect(batches).toEqual([[1], [2, 13, 4], [2], [13], [4]]);
@@ -39,12 +70,13 @@ describe('createGroupCommit', () => {
       code: '40P01',
       severity: 'ERROR',
     });
-    const commit = createGroupCommit<number, number>(async (items) => {
+    const held = holdingFirst(async (items) => {
       batches.push([...items]);
       if (items.length > 1) throw deadlock;
       return items;
     });
-    const outcomes = await firstThenRest((i) => commit.submit(i), 1, [2, 3]);
+    const commit = createGroupCommit<number, number>(held.run);
+    const outcomes = await firstThenRest((i) => commit.submit(i), held, 1, [2, 3]);
     expect(outcomes.map((o) => (o.status === 'fulfilled' ? o.value : 'failed'))).toEqual([1, 2, 3]);
     expect(batches).toEqual([[1], [2, 3], [2], [3]]);
   });
@@ -52,12 +84,13 @@ describe('createGroupCommit', () => {
   it('fails a whole batch at once when the database is unreachable, without running it item by item', async () => {
     const batches: number[][] = [];
     const down = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
-    const commit = createGroupCommit<number, number>(async (items) => {
+    const held = holdingFirst(async (items) => {
       batches.push([...items]);
       if (items.length > 1) throw down;
       return items;
     });
-    const outcomes = await firstThenRest((i) => commit.submit(i), 1, [2, 3, 4]);
+    const commit = createGroupCommit<number, number>(held.run);
+    const outcomes = await firstThenRest((i) => commit.submit(i), held, 1, [2, 3, 4]);
     expect(outcomes.map((o) => (o.status === 'fulfilled' ? o.value : o.reason))).toEqual([
       1,
       down,
