@@ -49,6 +49,19 @@ describe('createGroupCommit', () => {
     expect(batches).toEqual([[1, 2, 3]]);
   });
 
+  it('closes a batch at its size limit, and takes an item larger than the limit alone', async () => {
+    const batches: number[][] = [];
+    const commit = createGroupCommit<number, number>(
+      async (items) => {
+        batches.push([...items]);
+        return items;
+      },
+      { sizeOf: (i) => i, maxSize: 10 },
+    );
+    expect(await Promise.all([4, 5, 2, 30, 1, 9].map((i) => commit.submit(i)))).toEqual([4, 5, 2, 30, 1, 9]);
+    expect(batches).toEqual([[4, 5], [2], [30], [1, 9]]);
+  });
+
   it('runs what arrives meanwhile together, in order, and a failing batch item by item', async () => {
     const batches: number[][] = [];
     const held = holdingFirst(async (items) => {

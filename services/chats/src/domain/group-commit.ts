@@ -30,12 +30,33 @@ export interface GroupCommit<I, O> {
  */
 export function createGroupCommit<I, O>(
   run: (items: readonly I[]) => Promise<readonly O[]>,
-  opts: { maxBatch?: number } = {},
+  opts: {
+    maxBatch?: number;
+    /**
+     * An item's size, and the most a batch may hold of it (a batch always takes one item): a
+     * batch's statement is built as strings, and hundreds of 3 MB bodies would not fit one.
+     */
+    sizeOf?: (item: I) => number;
+    maxSize?: number;
+  } = {},
 ): GroupCommit<I, O> {
   const maxBatch = opts.maxBatch ?? 256;
   let queue: Pending<I, O>[] = [];
   let running = false;
   let scheduled = false;
+
+  /** How many queued items the next batch takes. */
+  function batchLength(): number {
+    const { sizeOf, maxSize } = opts;
+    const most = Math.min(maxBatch, queue.length);
+    if (!sizeOf || maxSize === undefined) return most;
+    let size = 0;
+    for (let n = 0; n < most; n++) {
+      size += sizeOf((queue[n] as Pending<I, O>).item);
+      if (size > maxSize) return Math.max(1, n);
+    }
+    return most;
+  }
 
   async function settle(batch: readonly Pending<I, O>[]): Promise<void> {
     const outs = await run(batch.map((p) => p.item));
@@ -57,7 +78,7 @@ export function createGroupCommit<I, O>(
     running = true;
     try {
       while (queue.length) {
-        const batch = queue.slice(0, maxBatch);
+        const batch = queue.slice(0, batchLength());
         queue = queue.slice(batch.length);
         if (batch.length === 1) {
           await alone(batch[0] as Pending<I, O>);

@@ -8,6 +8,9 @@ import {
   type StoreOptions,
 } from '../store/ingest.ts';
 
+/** Body text one fold takes at most (a body larger than this is folded alone). */
+export const MAX_BATCH_BODY_CHARS = 16 * 1024 * 1024;
+
 /**
  * Group commit for inbound bodies (`domain/group-commit.ts`): whatever arrived while a fold was
  * running is folded next, in one transaction; a failed batch is folded body by body, so a
@@ -21,6 +24,9 @@ export function createIngestBatcher(
     (bodies) => foldNetworkWebhooks(db, bodies, opts),
     {
       maxBatch: opts.maxBatch ?? 256,
+      // Each body goes into the statement twice (raw bytes as hex, and as JSON text).
+      sizeOf: (body) => body.raw.body.length,
+      maxSize: MAX_BATCH_BODY_CHARS,
     },
   );
   return { fold: (body: InboundBody): Promise<FoldedBody> => commit.submit(body) };
