@@ -491,7 +491,6 @@ export function createWriteCoalescer(): <T>(call: () => Promise<T>) => Promise<T
     });
 }
 
-/** True when the server answers a round trip within the timeout (health checks). */
 /** A JetStream API answer that the stream, consumer or message does not exist. */
 export function isNotFound(err: unknown): boolean {
   return err instanceof JetStreamApiError && err.status === 404;
@@ -540,6 +539,7 @@ export async function deleteDurable(jsm: JetStreamManager, stream: string, name:
   }
 }
 
+/** True when the server answers a round trip within the timeout (health checks). */
 export async function pingNats(nc: NatsConnection, timeoutMs = 2_000): Promise<boolean> {
   if (nc.isClosed() || nc.isDraining()) return false;
   let timer: NodeJS.Timeout | undefined;

@@ -2,7 +2,7 @@ import type { Tag } from '@switchboard/proto';
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { ChatsDatabase, ChatsTable } from '../db.ts';
 import { businessWindowEnd } from '../domain/window.ts';
-import { arrayParameter, type ElementType } from './array-parameter.ts';
+import { batchRows } from './array-parameter.ts';
 import type { QueuedMessage } from './messages.ts';
 
 /** One send to accept: the message to store, and who may write to which chats. */
@@ -62,28 +62,32 @@ export async function acceptSends(
 
 /** The statement of `acceptSends`. */
 export function acceptSendsStatement(sends: readonly SendToAccept[]) {
-  // One array per column (`arrayParameter`); a row's group ids travel as an array literal of
-  // their own, since arrays of arrays flatten.
-  const column = <T>(pick: (s: SendToAccept) => T, type: ElementType) =>
-    arrayParameter(sends.map(pick), type);
   return sql<Row>`
-    with req (ord, id, wa_id, type, payload, sender, ts, idem, hash, business_end, access_mask, group_ids) as (
-      select ord::int, id, wa_id, type, payload, sender, ts, idem, hash, business_end, access_mask,
-             group_ids::int[]
-      from unnest(
-        ${column((s) => s.message.id, 'uuid')},
-        ${column((s) => s.message.waId, 'text')},
-        ${column((s) => s.message.type, 'text')},
-        ${column((s) => JSON.stringify(s.message.wabaPayload), 'jsonb')},
-        ${column((s) => s.message.senderUserId, 'int')},
-        ${column((s) => s.message.timestamp, 'bigint')},
-        ${column((s) => s.message.idempotencyKey, 'text')},
-        ${column((s) => s.message.requestHash, 'text')},
-        ${column((s) => (s.message.type === 'template' ? businessWindowEnd(s.message.timestamp) : null), 'bigint')},
-        ${column((s) => s.accessMask, 'int')},
-        ${column((s) => `{${s.groupIds.join(',')}}`, 'text')}
-      ) with ordinality as u (id, wa_id, type, payload, sender, ts, idem, hash, business_end, access_mask,
-                              group_ids, ord)
+    with req as (
+      select ord::int as ord, id, wa_id, type, payload, sender, ts, idem, hash, business_end, access_mask,
+             group_ids::int[] as group_ids
+      from ${batchRows(
+        sends,
+        'u',
+        {
+          id: ['uuid', (s) => s.message.id],
+          wa_id: ['text', (s) => s.message.waId],
+          type: ['text', (s) => s.message.type],
+          payload: ['jsonb', (s) => JSON.stringify(s.message.wabaPayload)],
+          sender: ['int', (s) => s.message.senderUserId],
+          ts: ['bigint', (s) => s.message.timestamp],
+          idem: ['text', (s) => s.message.idempotencyKey],
+          hash: ['text', (s) => s.message.requestHash],
+          business_end: [
+            'bigint',
+            (s) => (s.message.type === 'template' ? businessWindowEnd(s.message.timestamp) : null),
+          ],
+          access_mask: ['int', (s) => s.accessMask],
+          // An array literal of its own: arrays of arrays flatten.
+          group_ids: ['text', (s) => `{${s.groupIds.join(',')}}`],
+        },
+        'ord',
+      )}
     ),
     locked as (
       select chats.* from chats where wa_id in (select wa_id from req)

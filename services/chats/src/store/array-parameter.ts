@@ -23,3 +23,23 @@ export function arrayParameter<T>(values: readonly T[], type: ElementType): RawB
   // The outer cast makes it an expression: `= any ((select …))` would compare with each row.
   return sql<T[]>`(select ${values}::${arrayType})::${arrayType}`;
 }
+
+/** A batch's columns: each name, its element type, and how a row gives its value. */
+export type BatchColumns<R> = Readonly<Record<string, readonly [ElementType, (row: R) => unknown]>>;
+
+/**
+ * `unnest(…) [with ordinality] as <alias> (<names>)`: the rows of a batch as a table, one
+ * `arrayParameter` per column, so a statement reads any number of rows with the same text.
+ * With `ordinality`, a last column of that name numbers the rows from 1 in the given order.
+ */
+export function batchRows<R>(
+  rows: readonly R[],
+  alias: string,
+  columns: BatchColumns<R>,
+  ordinality?: string,
+): RawBuilder<unknown> {
+  const entries = Object.entries(columns);
+  const arrays = entries.map(([, [type, pick]]) => arrayParameter(rows.map(pick), type));
+  const names = [...entries.map(([name]) => name), ...(ordinality ? [ordinality] : [])];
+  return sql`unnest(${sql.join(arrays)})${ordinality ? sql` with ordinality` : sql``} as ${sql.id(alias)} (${sql.join(names.map((n) => sql.id(n)))})`;
+}

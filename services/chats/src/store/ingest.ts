@@ -3,7 +3,7 @@ import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
 import type { ChatsDatabase } from '../db.ts';
 import type { ParsedBody } from '../domain/network-body.ts';
 import { customerWindowEnd } from '../domain/window.ts';
-import { arrayParameter } from './array-parameter.ts';
+import { arrayParameter, batchRows } from './array-parameter.ts';
 
 export interface IngestResult {
   storedMessages: number;
@@ -65,9 +65,6 @@ async function failForTest(
     .raw(`do $$ begin raise exception 'CHATS_TEST_FAIL_WA_IDS test hook' using errcode = '${code}'; end $$`)
     .execute(trx);
 }
-
-/** Rows go in as one array per column (`arrayParameter`), never as a VALUES list. */
-const column = arrayParameter;
 
 /** What the one statement answers, one row per fact, told apart by `kind`. */
 interface FoldRow {
@@ -151,7 +148,7 @@ function foldPlan(bodies: readonly InboundBody[], parsed: readonly Parsed[]) {
     union all ${messages.length ? sql`select 'message', wamid, null, null, null, null from ins` : none}
     union all ${statuses.length ? sql`select 'status', wamid, status, null, null, null from st` : none}
     union all select 'chat', wa_id, null, assigned_to_user, assigned_group, null
-      from chats where wa_id = any(${column(waIds, 'text')})`;
+      from chats where wa_id = any(${arrayParameter(waIds, 'text')})`;
 
   const keptIndexes = (rows: readonly FoldRow[]) =>
     new Set(rows.flatMap((r) => (r.kind === 'kept' ? [firstBySeq.get(Number(r.key)) ?? -1] : [])));
@@ -211,8 +208,7 @@ function foldPlan(bodies: readonly InboundBody[], parsed: readonly Parsed[]) {
  * (the last non-empty profile name in stream order wins, as folding them one by one would leave
  * it; only bodies stored now set names, so a redelivered older body never brings back a name a
  * later one replaced; a person is written only when the name changes), and persons of senders
- * no contact names. Rows are sorted by key, so
- * concurrent folds lock in one order.
+ * no contact names. Rows are sorted by key, so concurrent folds lock in one order.
  */
 function bodiesAndPersons(
   bodies: readonly InboundBody[],
@@ -230,27 +226,13 @@ function bodiesAndPersons(
   const ctes: RawBuilder<unknown>[] = [
     sql`kept as (
       insert into network_webhooks (stream_seq, received_at, signature_verified, body, body_raw)
-      select * from unnest(
-        ${column(
-          raws.map((r) => r.streamSeq),
-          'bigint',
-        )},
-        ${column(
-          raws.map((r) => new Date(r.receivedAt)),
-          'timestamptz',
-        )},
-        ${column(
-          raws.map((r) => r.signatureVerified),
-          'boolean',
-        )},
-        ${column(
-          raws.map((r) => r.storableJson),
-          'jsonb',
-        )},
-        ${column(
-          raws.map((r) => Buffer.from(r.body, 'utf8')),
-          'bytea',
-        )})
+      select * from ${batchRows(raws, 'r', {
+        stream_seq: ['bigint', (r) => r.streamSeq],
+        received_at: ['timestamptz', (r) => new Date(r.receivedAt)],
+        signature_verified: ['boolean', (r) => r.signatureVerified],
+        body: ['jsonb', (r) => r.storableJson],
+        body_raw: ['bytea', (r) => Buffer.from(r.body, 'utf8')],
+      })}
       on conflict (stream_seq) do nothing
       returning stream_seq)`,
   ];
@@ -258,19 +240,12 @@ function bodiesAndPersons(
     ctes.push(sql`named as (
       insert into persons (wa_id, profile_name)
       select distinct on (v.wa_id) v.wa_id, v.name
-      from unnest(
-        ${column(
-          contacts.map((c) => c.wa_id),
-          'text',
-        )},
-        ${column(
-          contacts.map((c) => c.name),
-          'text',
-        )},
-        ${column(
-          contacts.map((c) => c.seq),
-          'bigint',
-        )}) with ordinality as v (wa_id, name, seq, ord)
+      from ${batchRows(
+        contacts,
+        'v',
+        { wa_id: ['text', (c) => c.wa_id], name: ['text', (c) => c.name], seq: ['bigint', (c) => c.seq] },
+        'ord',
+      )}
       where v.seq in (select stream_seq from kept)
       -- the last non-empty name in stream order, as folding the bodies one by one would leave it
       order by v.wa_id, (v.name <> '') desc, v.ord desc
@@ -282,7 +257,8 @@ function bodiesAndPersons(
       where excluded.profile_name <> '' and excluded.profile_name <> persons.profile_name)`);
   if (unnamed.length)
     ctes.push(sql`unnamed as (
-      insert into persons (wa_id, profile_name) select unnest(${column(unnamed, 'text')}), ''
+      insert into persons (wa_id, profile_name)
+      select wa_id, '' from ${batchRows(unnamed, 'u', { wa_id: ['text', (w) => w] })}
       on conflict (wa_id) do nothing)`);
   return ctes;
 }
@@ -310,47 +286,30 @@ function messagesAndChats(
 ): RawBuilder<unknown>[] {
   const ctes: RawBuilder<unknown>[] = [];
   if (windows.length)
-    ctes.push(sql`windows (wa_id, expires_at) as (
-      select * from unnest(
-        ${column(
-          windows.map(([w]) => w),
-          'text',
-        )},
-        ${column(
-          windows.map(([, t]) => t),
-          'bigint',
-        )}))`);
+    ctes.push(sql`windows as (
+      select * from ${batchRows(windows, 'w', {
+        wa_id: ['text', ([w]) => w],
+        expires_at: ['bigint', ([, t]) => t],
+      })})`);
   if (!messages.length) {
     if (windows.length) ctes.push(windowMoved(sql`true`));
     return ctes;
   }
   ctes.push(
-    sql`v (ord, wamid, wa_id, type, payload, ts, window_end) as (
-      select ord, wamid, wa_id, type, payload, ts, window_end from unnest(
-        ${column(
-          messages.map(({ m }) => m.wamid),
-          'text',
-        )},
-        ${column(
-          messages.map(({ m }) => m.from),
-          'text',
-        )},
-        ${column(
-          messages.map(({ m }) => m.type),
-          'text',
-        )},
-        ${column(
-          messages.map(({ m }) => JSON.stringify(m.raw)),
-          'jsonb',
-        )},
-        ${column(
-          messages.map(({ m }) => m.timestamp),
-          'bigint',
-        )},
-        ${column(
-          messages.map(({ m }) => customerWindowEnd(m.timestamp, m.fromAd)),
-          'bigint',
-        )}) with ordinality as u (wamid, wa_id, type, payload, ts, window_end, ord)
+    sql`v as (
+      select * from ${batchRows(
+        messages,
+        'u',
+        {
+          wamid: ['text', ({ m }) => m.wamid],
+          wa_id: ['text', ({ m }) => m.from],
+          type: ['text', ({ m }) => m.type],
+          payload: ['jsonb', ({ m }) => JSON.stringify(m.raw)],
+          ts: ['bigint', ({ m }) => m.timestamp],
+          window_end: ['bigint', ({ m }) => customerWindowEnd(m.timestamp, m.fromAd)],
+        },
+        'ord',
+      )}
     )`,
     sql`ins as (
       insert into messages (id, wamid, wa_id, from_us, type, waba_payload, sender_user_id, timestamp,
@@ -414,23 +373,12 @@ function statusRows(statuses: ReadonlyArray<{ s: ParsedBody['statuses'][number] 
   return [
     sql`st as (
       insert into message_statuses (wamid, status, timestamp, errors)
-      select * from unnest(
-        ${column(
-          statuses.map(({ s }) => s.wamid),
-          'text',
-        )},
-        ${column(
-          statuses.map(({ s }) => s.status),
-          'text',
-        )},
-        ${column(
-          statuses.map(({ s }) => s.timestamp),
-          'bigint',
-        )},
-        ${column(
-          statuses.map(({ s }) => (s.errors ? JSON.stringify(s.errors) : null)),
-          'jsonb',
-        )})
+      select * from ${batchRows(statuses, 's', {
+        wamid: ['text', ({ s }) => s.wamid],
+        status: ['text', ({ s }) => s.status],
+        timestamp: ['bigint', ({ s }) => s.timestamp],
+        errors: ['jsonb', ({ s }) => (s.errors ? JSON.stringify(s.errors) : null)],
+      })}
       on conflict (wamid, status) do nothing
       returning wamid, status)`,
   ];
