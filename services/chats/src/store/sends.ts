@@ -1,6 +1,6 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { ChatsDatabase, MessagesTable } from '../db.ts';
-import { arrayParameter } from './array-parameter.ts';
+import { arrayParameter, batchRows } from './array-parameter.ts';
 import { statusKey } from './views.ts';
 
 // The delivery worker's reads and writes of a send's state (send_state, lease, attempts).
@@ -197,7 +197,7 @@ export async function recordSendsSent(
   const ids = marks.map((m) => m.id);
   const result = await sql<QueueHead & { sent_id: string }>`
     with input as (
-      select * from unnest(${idsOf(ids)}, (select ${marks.map((m) => m.wamid)}::text[])) as t(id, wamid)),
+      select * from ${batchRows(marks, 't', { id: ['uuid', (m) => m.id], wamid: ['text', (m) => m.wamid] })}),
     sent as (
       update messages set wamid = input.wamid, send_state = 'sent', send_lease_until = null,
         next_attempt_at = null
