@@ -13,18 +13,20 @@ export interface GroupCommit<I, O> {
 
 /**
  * Group commit: each caller submits its item and waits; whatever arrived while a batch was
- * running is run next, together, by `run` (one transaction or statement for all of them). An
- * idle committer runs once the event loop has handled what it read meanwhile (`setImmediate`,
- * no timer): the bodies of one socket read from NATS go in one batch, where starting at the
- * first made a batch of one and held the rest for its round trip (ingest of 6,000 webhooks:
- * chats 105-110 -> 93-103 us and PostgreSQL 68-75 -> 65-68 us per webhook, sends at concurrency
- * 32: 829-900/s -> 965-1,015/s, the sequential send unchanged). A busy one runs as many items
- * per round trip as arrived meanwhile. When a batch fails for a reason in its
- * data, its items are run one by one, so each caller sees its own outcome and a poison item
- * cannot fail the others. When it fails because the connection to the database is lost (it is
- * unreachable, shutting down or restarting), every item would fail the same way, slowly: all
- * its callers get that failure at once and retry on their own schedules. Other transient
- * failures (a deadlock, a statement timeout) are the batch's own: its items run one by one.
+ * running is run next, together, by `run` (one transaction or statement for all of them).
+ *
+ * An idle committer starts once the event loop has handled what it read meanwhile
+ * (`setImmediate`, no timer): the bodies of one socket read from NATS go in one batch, where
+ * starting at the first made a batch of one and held the rest for its round trip (ingest of
+ * 6,000 webhooks: chats 105-110 -> 93-103 us per webhook; sends at concurrency 32: 829-900/s ->
+ * 965-1,015/s; the sequential send unchanged).
+ *
+ * When a batch fails for a reason in its data, its items are run one by one, so each caller
+ * sees its own outcome and a poison item cannot fail the others. When it fails because the
+ * connection to the database is lost (it is unreachable, shutting down or restarting), every
+ * item would fail the same way, slowly: all its callers get that failure at once and retry on
+ * their own schedules. Other transient failures (a deadlock, a statement timeout) are the
+ * batch's own: its items run one by one.
  *
  * `run` answers one output per item, in order.
  */
@@ -42,8 +44,8 @@ export function createGroupCommit<I, O>(
 ): GroupCommit<I, O> {
   const maxBatch = opts.maxBatch ?? 256;
   let queue: Pending<I, O>[] = [];
-  let running = false;
-  let scheduled = false;
+  /** A drain is scheduled or running: it takes whatever is queued until the queue is empty. */
+  let draining = false;
 
   /** How many queued items the next batch takes. */
   function batchLength(): number {
@@ -75,7 +77,6 @@ export function createGroupCommit<I, O>(
   }
 
   async function drain(): Promise<void> {
-    running = true;
     try {
       while (queue.length) {
         const batch = queue.slice(0, batchLength());
@@ -92,7 +93,7 @@ export function createGroupCommit<I, O>(
         }
       }
     } finally {
-      running = false;
+      draining = false;
     }
   }
 
@@ -100,12 +101,9 @@ export function createGroupCommit<I, O>(
     submit(item: I): Promise<O> {
       return new Promise<O>((resolve, reject) => {
         queue.push({ item, resolve, reject });
-        if (!running && !scheduled) {
-          scheduled = true;
-          setImmediate(() => {
-            scheduled = false;
-            void drain();
-          });
+        if (!draining) {
+          draining = true;
+          setImmediate(() => void drain());
         }
       });
     },
