@@ -9,7 +9,7 @@ import {
 } from '../store/ingest.ts';
 
 /** Body text one fold takes at most (a body larger than this is folded alone). */
-export const MAX_BATCH_BODY_CHARS = 16 * 1024 * 1024;
+const MAX_BATCH_BODY_CHARS = 16 * 1024 * 1024;
 
 /**
  * Group commit for inbound bodies (`domain/group-commit.ts`): whatever arrived while a fold was
