@@ -15,17 +15,18 @@
  * running each in turn, several times.
  */
 import { parseArgs } from 'node:util';
-import { connectNats } from '@switchboard/kit';
-import { instanceId, networkEvent } from '@switchboard/proto';
-import { sandboxSettings, startSandbox } from '@switchboard/sandbox';
-import { startLocalInfra } from '@switchboard/testkit/infra';
-import { waitFor } from '@switchboard/testkit/tools';
 import { Pool } from 'undici';
 import { z } from 'zod';
-import { startBenchInbox } from '../inbox-processes.ts';
 import { cpuPerRequest } from '../process-cpu.ts';
 import { runConcurrent, summary } from './stats.ts';
-import { CUSTOMERS, customer, customerWebhook, inboxCpuReader, signedBy } from './workload.ts';
+import {
+  customer,
+  customerWebhook,
+  greetCustomers,
+  signedBy,
+  startMessagingStack,
+  watchCommitted,
+} from './workload.ts';
 
 const args = parseArgs({
   options: {
@@ -40,15 +41,7 @@ const N = Number(args.requests ?? (phase === 'ingest' ? 6000 : 2000));
 const C = Number(args.concurrency);
 const ROUNDS = Number(args.rounds);
 
-const infra = await startLocalInfra();
-const databaseUrl = await infra.createDatabase('bench_per_request');
-const sandbox = await startSandbox({
-  settings: sandboxSettings({ behaviour: { statusDelaysMs: { sent: 50, delivered: 100, read: 150 } } }),
-});
-const seed = sandbox.seed;
-if (!seed) throw new Error('no sandbox seed');
-const inbox = await startBenchInbox({ natsUrl: infra.natsUrl, databaseUrl, sandbox });
-const cpuNow = inboxCpuReader(inbox, infra);
+const { seed, sandbox, inbox, infra, cpuNow, stop } = await startMessagingStack('bench_per_request');
 const client = new Pool(inbox.url, { connections: C, pipelining: 1 });
 
 async function post(path: string, body: string, headers: Record<string, string>): Promise<void> {
@@ -62,16 +55,9 @@ async function post(path: string, body: string, headers: Record<string, string>)
   if (res.statusCode >= 300) throw new Error(`${path}: HTTP ${res.statusCode}`);
 }
 
-// Committed bodies: chats publishes each body's event once its statement has committed.
-const nc = await connectNats(infra.natsUrl, 'bench-per-request');
-const committed = new Set<string>();
-const decoder = new TextDecoder();
-void (async () => {
-  for await (const m of nc.subscribe(networkEvent.subject(instanceId(inbox.instance)))) {
-    const event = networkEvent.schema.parse(JSON.parse(decoder.decode(m.data)));
-    for (const [, wamid] of event.body.matchAll(/"id":\s*"(wamid\.[^"]+)"/g)) if (wamid) committed.add(wamid);
-  }
-})();
+const { allCommitted, close } = await watchCommitted(infra.natsUrl, inbox.instance, {
+  name: 'bench-per-request',
+});
 
 const signed = signedBy(seed.webhookSecret);
 const webhook = (wamid: string, i: number) => customerWebhook(seed, wamid, i, Math.floor(Date.now() / 1000));
@@ -85,7 +71,7 @@ async function ingestRound(tag: string, n: number) {
     await post('/api/v1/waba/webhook/', body, signed(body));
   });
   const accepted = performance.now() - t0;
-  await waitFor(async () => wamids.every((w) => committed.has(w)), 120_000, 'every body committed');
+  await allCommitted(wamids, 'every body committed');
   const all = performance.now() - t0;
   return {
     accepted: summary(durations, accepted),
@@ -112,22 +98,7 @@ if (phase === 'ingest') {
   await ingestRound('warm-up', 500);
   for (let r = 0; r < ROUNDS; r++) rounds.push(await ingestRound(`r${r}`, N));
 } else {
-  const greeted = await Promise.all(
-    Array.from({ length: CUSTOMERS }, async (_, i) => {
-      const res = await fetch(`${sandbox.url}/sandbox/customers/${customer(i)}/messages`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ type: 'text', text: { body: 'hello' } }),
-      });
-      if (!res.ok) throw new Error(`customer ${customer(i)}: HTTP ${res.status}`);
-      return z.object({ id: z.string() }).parse(await res.json()).id;
-    }),
-  );
-  await waitFor(
-    async () => greeted.every((w) => committed.has(w)),
-    60_000,
-    'every customer message committed',
-  );
+  await allCommitted(await greetCustomers(sandbox), 'every customer message committed');
   const token = await inbox.login();
   await sendRound(token, 200, 0);
   for (let r = 0; r < ROUNDS; r++) rounds.push(await sendRound(token, N, (r + 1) * N));
@@ -137,7 +108,5 @@ process.stdout.write(
   `${JSON.stringify({ benchmark: 'messaging-per-request', phase, requests: N, concurrency: C, rounds }, null, 2)}\n`,
 );
 await client.close();
-await nc.close();
-await inbox.stop();
-await sandbox.close();
-await infra.stop();
+await close();
+await stop();

@@ -24,18 +24,20 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { connectNats } from '@switchboard/kit';
-import { instanceId, networkEvent } from '@switchboard/proto';
-import { sandboxSettings, startSandbox } from '@switchboard/sandbox';
-import { startLocalInfra } from '@switchboard/testkit/infra';
 import { repoRoot, waitFor } from '@switchboard/testkit/tools';
 import Fastify from 'fastify';
 import { Pool } from 'undici';
-import { startBenchInbox } from '../inbox-processes.ts';
 import { cpuPerRequest, ownCpuMs } from '../process-cpu.ts';
 import { round } from '../stats.ts';
 import { runConcurrent, summary } from './stats.ts';
-import { CUSTOMERS, customer, customerWebhook, inboxCpuReader, signedBy } from './workload.ts';
+import {
+  customer,
+  customerWebhook,
+  greetCustomers,
+  signedBy,
+  startMessagingStack,
+  watchCommitted,
+} from './workload.ts';
 
 const args = parseArgs({
   options: {
@@ -56,24 +58,11 @@ const N = Number(args.messages);
 const C = Number(args.concurrency);
 
 // NATS_URL / DATABASE_URL when set, else nats-server and PostgreSQL of its own.
-const infra = await startLocalInfra();
-const databaseUrl = await infra.createDatabase('bench_messaging');
-
-const sandbox = await startSandbox({
-  settings: sandboxSettings({ behaviour: { statusDelaysMs: { sent: 50, delivered: 100, read: 150 } } }),
-});
-const seed = sandbox.seed;
-if (!seed) throw new Error('no sandbox seed');
-const inbox = await startBenchInbox({
-  natsUrl: infra.natsUrl,
-  databaseUrl,
-  sandbox,
-  env: { gateway: profileEnv('gateway'), chats: profileEnv('chats') },
+const { infra, sandbox, seed, inbox, cpuNow, stop } = await startMessagingStack('bench_messaging', {
+  gateway: profileEnv('gateway'),
+  chats: profileEnv('chats'),
 });
 const { url, instance } = inbox;
-// What each process spent, for the CPU per request of each round (the sandbox runs in this
-// process, with the bench's client and the raw server).
-const cpuNow = inboxCpuReader(inbox, infra);
 const benchCpuNow = () => ({ bench_and_raw_server: ownCpuMs() });
 
 const client = new Pool(url, { connections: C, pipelining: 1 });
@@ -159,34 +148,14 @@ const brief = (m: { per_second: number; p50_ms: number; p99_ms: number }) => ({
 
 // Chats hands every body on as an event once its rows are committed: the bench listens to the
 // instance's `events.network` subject and takes an event's arrival as "committed".
-const nc = await connectNats(infra.natsUrl, 'bench-messaging');
-const committedAt = new Map<string, number>();
 /** Distinct network wamids seen in events: the customers' greetings, then every reply with a status. */
 let networkWamids = 0;
-const waiting = new Map<string, () => void>();
-const decoder = new TextDecoder();
-const events = nc.subscribe(networkEvent.subject(instanceId(instance)));
-void (async () => {
-  for await (const m of events) {
-    const t = performance.now();
-    const event = networkEvent.schema.parse(JSON.parse(decoder.decode(m.data)));
-    for (const [, wamid] of event.body.matchAll(/"id":\s*"(wamid\.[^"]+)"/g)) {
-      if (!wamid) continue;
-      if (committedAt.has(wamid)) continue;
-      committedAt.set(wamid, t);
-      if (!wamid.startsWith('wamid.bench.')) networkWamids++;
-      waiting.get(wamid)?.();
-    }
-  }
-})();
-const committed = (wamid: string) =>
-  new Promise<void>((resolve) => {
-    if (committedAt.has(wamid)) resolve();
-    else waiting.set(wamid, resolve);
-  });
-async function allCommitted(wamids: string[], what: string): Promise<void> {
-  await waitFor(async () => wamids.every((w) => committedAt.has(w)), 300_000, what);
-}
+const { committedAt, committed, allCommitted, close } = await watchCommitted(infra.natsUrl, instance, {
+  name: 'bench-messaging',
+  onFirst: (wamid) => {
+    if (!wamid.startsWith('wamid.bench.')) networkWamids++;
+  },
+});
 const outboundSeen = () => networkWamids;
 /** The item whose key is the median (the lower middle of an even count). */
 function medianBy<T>(items: readonly T[], key: (x: T) => number): T {
@@ -315,18 +284,7 @@ const seqIngest = await Promise.resolve().then(async () => {
 const seqIngestElapsed = performance.now() - seqIngestStart;
 
 // ---- send: customers write through the network first, so the network accepts the replies ----
-const customers = Array.from({ length: CUSTOMERS }, (_, i) => customer(i));
-const greeted = await Promise.all(
-  customers.map(async (waId) => {
-    const res = await fetch(`${sandbox.url}/sandbox/customers/${waId}/messages`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ type: 'text', text: { body: 'hello' } }),
-    });
-    if (!res.ok) throw new Error(`customer ${waId}: ${res.status} ${await res.text()}`);
-    return ((await res.json()) as { id: string }).id;
-  }),
-);
+const greeted = await greetCustomers(sandbox);
 await allCommitted(greeted, 'every customer message committed');
 // The customers' own messages carry the network's wamids too: counted before any reply is sent.
 const outboundBefore = outboundSeen();
@@ -493,11 +451,8 @@ process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
 await mkdir(join(repoRoot, 'bench/results'), { recursive: true });
 await writeFile(join(repoRoot, 'bench/results/messaging.json'), `${JSON.stringify(result, null, 2)}\n`);
 
-events.unsubscribe();
-await nc.drain();
+await close();
 await client.close();
 await rawClient.close();
 await raw.close();
-await inbox.stop();
-await sandbox.close();
-await infra.stop();
+await stop();

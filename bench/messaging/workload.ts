@@ -3,10 +3,18 @@
  * network webhooks, and the CPU time of each process of the inbox.
  */
 import { createHmac } from 'node:crypto';
-import { messagesWebhookBody } from '@switchboard/proto';
-import type { SandboxCredentials } from '@switchboard/sandbox';
-import type { LocalInfra } from '@switchboard/testkit/infra';
-import type { BenchInbox } from '../inbox-processes.ts';
+import { connectNats } from '@switchboard/kit';
+import { instanceId, messagesWebhookBody, networkEvent } from '@switchboard/proto';
+import {
+  type SandboxCredentials,
+  type SandboxHandle,
+  sandboxSettings,
+  startSandbox,
+} from '@switchboard/sandbox';
+import { type LocalInfra, startLocalInfra } from '@switchboard/testkit/infra';
+import { waitFor } from '@switchboard/testkit/tools';
+import { z } from 'zod';
+import { type BenchInbox, startBenchInbox } from '../inbox-processes.ts';
 import { cpuMsOfTrees, ownCpuMs } from '../process-cpu.ts';
 
 /** The benches' customers: request `i` is from or to customer `i % CUSTOMERS`. */
@@ -39,7 +47,7 @@ export const signedBy = (secret: string) => (body: string) => ({
  * CPU time used so far (ms) by the gateway, chats, nats-server, PostgreSQL with its backends,
  * and this process (the bench's client and the sandbox).
  */
-export const inboxCpuReader = (inbox: BenchInbox, infra: LocalInfra) => () => ({
+const inboxCpuReader = (inbox: BenchInbox, infra: LocalInfra) => () => ({
   ...cpuMsOfTrees({
     gateway: inbox.gateway.child.pid,
     chats: inbox.chats.child.pid,
@@ -48,3 +56,94 @@ export const inboxCpuReader = (inbox: BenchInbox, infra: LocalInfra) => () => ({
   }),
   bench_and_sandbox: ownCpuMs(),
 });
+
+/**
+ * NATS and PostgreSQL (`NATS_URL` / `DATABASE_URL` when set, else their own), the sandbox
+ * network posting `sent`, `delivered` and `read` 50, 100 and 150 ms after each send, as the
+ * network does, and the gateway and chats as their own processes.
+ */
+export async function startMessagingStack(
+  database: string,
+  env?: Parameters<typeof startBenchInbox>[0]['env'],
+) {
+  const infra = await startLocalInfra();
+  const databaseUrl = await infra.createDatabase(database);
+  const sandbox = await startSandbox({
+    settings: sandboxSettings({ behaviour: { statusDelaysMs: { sent: 50, delivered: 100, read: 150 } } }),
+  });
+  const seed = sandbox.seed;
+  if (!seed) throw new Error('no sandbox seed');
+  const inbox = await startBenchInbox({
+    natsUrl: infra.natsUrl,
+    databaseUrl,
+    sandbox,
+    ...(env ? { env } : {}),
+  });
+  return {
+    infra,
+    sandbox,
+    seed,
+    inbox,
+    cpuNow: inboxCpuReader(inbox, infra),
+    async stop() {
+      await inbox.stop();
+      await sandbox.close();
+      await infra.stop();
+    },
+  };
+}
+
+/**
+ * When each network wamid was first seen committed: chats publishes every body's event on
+ * `events.network` once its statement has committed, and this listens to that subject.
+ * `onFirst` is told of each wamid once.
+ */
+export async function watchCommitted(
+  natsUrl: string,
+  instance: string,
+  opts: { name: string; onFirst?: (wamid: string) => void },
+) {
+  const nc = await connectNats(natsUrl, opts.name);
+  const committedAt = new Map<string, number>();
+  const waiting = new Map<string, () => void>();
+  const decoder = new TextDecoder();
+  void (async () => {
+    for await (const m of nc.subscribe(networkEvent.subject(instanceId(instance)))) {
+      const t = performance.now();
+      const event = networkEvent.schema.parse(JSON.parse(decoder.decode(m.data)));
+      for (const [, wamid] of event.body.matchAll(/"id":\s*"(wamid\.[^"]+)"/g)) {
+        if (!wamid || committedAt.has(wamid)) continue;
+        committedAt.set(wamid, t);
+        opts.onFirst?.(wamid);
+        waiting.get(wamid)?.();
+      }
+    }
+  })();
+  return {
+    committedAt,
+    /** Resolves once `wamid` is committed. */
+    committed: (wamid: string) =>
+      new Promise<void>((resolve) => {
+        if (committedAt.has(wamid)) resolve();
+        else waiting.set(wamid, resolve);
+      }),
+    allCommitted: (wamids: readonly string[], what: string) =>
+      waitFor(async () => wamids.every((w) => committedAt.has(w)), 300_000, what),
+    close: () => nc.close(),
+  };
+}
+
+/** Every customer writes to the inbox through the network (so it accepts replies); their wamids. */
+export async function greetCustomers(sandbox: SandboxHandle): Promise<string[]> {
+  return Promise.all(
+    Array.from({ length: CUSTOMERS }, async (_, i) => {
+      const res = await fetch(`${sandbox.url}/sandbox/customers/${customer(i)}/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ type: 'text', text: { body: 'hello' } }),
+      });
+      if (!res.ok) throw new Error(`customer ${customer(i)}: HTTP ${res.status} ${await res.text()}`);
+      return z.object({ id: z.string() }).parse(await res.json()).id;
+    }),
+  );
+}
