@@ -5,6 +5,7 @@
  *
  *   node bench/messaging/per-request.ts --phase ingest [--requests 6000] [--concurrency 32] [--rounds 2]
  *   node bench/messaging/per-request.ts --phase send [--requests 2000] [--concurrency 32|1]
+ *   ... [--profile DIR]   (V8 CPU profiles of the gateway and chats, as in run.ts)
  *
  * `ingest`: signed network webhooks (a customer message each, 200 customers), until every body
  * is committed (its event is out). `send`: `POST /api/v1/messages/` to 200 customers who wrote
@@ -34,6 +35,8 @@ const args = parseArgs({
     requests: { type: 'string' },
     concurrency: { type: 'string', default: '32' },
     rounds: { type: 'string', default: '2' },
+    // Writes V8 CPU profiles of the gateway and chats into this directory.
+    profile: { type: 'string' },
   },
 }).values;
 const phase = z.enum(['ingest', 'send']).parse(args.phase);
@@ -41,7 +44,14 @@ const N = Number(args.requests ?? (phase === 'ingest' ? 6000 : 2000));
 const C = Number(args.concurrency);
 const ROUNDS = Number(args.rounds);
 
-const { seed, sandbox, inbox, infra, cpuNow, stop } = await startMessagingStack('bench_per_request');
+const profileEnv = (name: string): Record<string, string> =>
+  args.profile
+    ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${args.profile} --cpu-prof-name=${name}.cpuprofile` }
+    : {};
+const { seed, sandbox, inbox, infra, cpuNow, stop } = await startMessagingStack('bench_per_request', {
+  gateway: profileEnv('gateway'),
+  chats: profileEnv('chats'),
+});
 const client = new Pool(inbox.url, { connections: C, pipelining: 1 });
 
 async function post(path: string, body: string, headers: Record<string, string>): Promise<void> {

@@ -2,7 +2,7 @@ import type { Tag } from '@switchboard/proto';
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { ChatsDatabase, ChatsTable } from '../db.ts';
 import { businessWindowEnd } from '../domain/window.ts';
-import { batchRows } from './array-parameter.ts';
+import { arrayParameter, batchRows } from './array-parameter.ts';
 import type { QueuedMessage } from './messages.ts';
 
 /** One send to accept: the message to store, and who may write to which chats. */
@@ -62,6 +62,13 @@ export async function acceptSends(
 
 /** The statement of `acceptSends`. */
 export function acceptSendsStatement(sends: readonly SendToAccept[]) {
+  // Chats and persons are read by key, not only joined with the batch: a plan made while the
+  // tables were small (a new inbox) would read all of them for every accept until the next
+  // ANALYZE (test/batch-plans.test.ts).
+  const waIds = arrayParameter(
+    sends.map((s) => s.message.waId),
+    'text',
+  );
   return sql<Row>`
     with req as (
       select ord::int as ord, id, wa_id, type, payload, sender, ts, idem, hash, business_end, access_mask,
@@ -90,7 +97,7 @@ export function acceptSendsStatement(sends: readonly SendToAccept[]) {
       )}
     ),
     locked as (
-      select chats.* from chats where wa_id in (select wa_id from req)
+      select chats.* from chats where wa_id = any(${waIds})
       order by wa_id for update
     ),
     checked as (
@@ -133,7 +140,7 @@ export function acceptSendsStatement(sends: readonly SendToAccept[]) {
        from chat_taggings ct join tags t on t.id = ct.tag_id where ct.wa_id = req.wa_id) as chat_tags
     from req
     left join checked on checked.ord = req.ord
-    left join persons on persons.wa_id = req.wa_id
+    left join persons on persons.wa_id = req.wa_id and persons.wa_id = any(${waIds})
     left join moved on moved.wa_id = req.wa_id
     order by req.ord`;
 }

@@ -121,6 +121,12 @@ interface Parsed {
   parsed: ParsedBody;
 }
 
+/** The statement `foldNetworkWebhooks` runs for these bodies (its plan is tested: `test/batch-plans.test.ts`). */
+export function foldStatement(bodies: readonly InboundBody[]) {
+  const parsed = bodies.flatMap((b, index) => (b.parsed ? [{ index, parsed: b.parsed }] : []));
+  return foldPlan(bodies, parsed).statement;
+}
+
 const byKey = <T>([a]: [string, T], [b]: [string, T]) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** The statement of a batch, and how to read its rows back into each body's outcome. */
@@ -135,7 +141,7 @@ function foldPlan(bodies: readonly InboundBody[], parsed: readonly Parsed[]) {
 
   const ctes = [
     ...bodiesAndPersons(bodies, parsed, firstBySeq),
-    ...messagesAndChats(messages, conversationWindows(statuses)),
+    ...messagesAndChats(messages, conversationWindows(statuses), waIds),
     ...statusRows(statuses),
   ];
   const none = sql`select null::text, null::text, null::text, null::int, null::int, null::boolean where false`;
@@ -283,7 +289,12 @@ function conversationWindows(statuses: ReadonlyArray<{ s: ParsedBody['statuses']
 function messagesAndChats(
   messages: ReadonlyArray<{ m: ParsedBody['messages'][number] }>,
   windows: ReadonlyArray<[string, number]>,
+  /** Every customer of the batch: the chats it may lock and write are found by them. */
+  waIds: readonly string[],
 ): RawBuilder<unknown>[] {
+  // The chats again as an index condition: joined with the batch alone, a plan made while the
+  // table was small (a new inbox) reads all of it for every fold until the next ANALYZE.
+  const batchChats = sql`chats.wa_id = any(${arrayParameter(waIds, 'text')})`;
   const ctes: RawBuilder<unknown>[] = [];
   if (windows.length)
     ctes.push(sql`windows as (
@@ -292,7 +303,7 @@ function messagesAndChats(
         expires_at: ['bigint', ([, t]) => t],
       })})`);
   if (!messages.length) {
-    if (windows.length) ctes.push(windowMoved(sql`true`));
+    if (windows.length) ctes.push(windowMoved(batchChats));
     return ctes;
   }
   ctes.push(
@@ -327,6 +338,7 @@ function messagesAndChats(
     )`,
     sql`old as (
       select chats.wa_id, chats.resolved from chats join agg on agg.wa_id = chats.wa_id
+      where ${batchChats}
       order by chats.wa_id for update of chats
     )`,
     sql`moved as (
@@ -346,7 +358,8 @@ function messagesAndChats(
       from old where resolved
     )`,
   );
-  if (windows.length) ctes.push(windowMoved(sql`windows.wa_id not in (select wa_id from agg)`));
+  if (windows.length)
+    ctes.push(windowMoved(sql`${batchChats} and windows.wa_id not in (select wa_id from agg)`));
   return ctes;
 }
 
@@ -354,7 +367,9 @@ function messagesAndChats(
  * The network's conversation windows moved forward on chats that have them (`windows`), where
  * `also` holds. A chat whose window would not grow is not written: most statuses repeat the
  * expiry their conversation already has, and writing the row anyway would lock it against the
- * sends to that customer (each send brings three statuses back).
+ * sends to that customer (each send brings three statuses back). `also` names the batch's chats
+ * by key (`batchChats`), so the chats are found through their index whatever the table's size
+ * when the statement was planned.
  */
 function windowMoved(also: RawBuilder<unknown>): RawBuilder<unknown> {
   return sql`window_moved as (

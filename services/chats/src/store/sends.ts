@@ -56,7 +56,29 @@ export async function sendStatesHeadsAndClaims(
   ids: readonly string[],
   leaseSeconds: number,
 ): Promise<(SendStateHeadAndClaim | undefined)[]> {
-  const result = await sql<{
+  const result = await claimStatement(ids, leaseSeconds).execute(db);
+  const byId = new Map(result.rows.map((row) => [row.id, row]));
+  // The same send asked twice in one batch (a command redelivered while its first copy waited)
+  // is claimed once: only its first asker gets the claim, the others see it held.
+  const handedOut = new Set<string>();
+  return ids.map((id) => {
+    const row = byId.get(id);
+    if (!row) return undefined;
+    const claimed = row.claimed && !handedOut.has(id) ? row.claimed : undefined;
+    if (claimed) handedOut.add(id);
+    return {
+      id: row.id,
+      wa_id: row.wa_id,
+      send_state: row.send_state,
+      head: row.head ?? undefined,
+      claimed,
+    };
+  });
+}
+
+/** The statement of `sendStatesHeadsAndClaims` (its plan is tested: `test/batch-plans.test.ts`). */
+export function claimStatement(ids: readonly string[], leaseSeconds: number) {
+  return sql<{
     id: string;
     wa_id: string;
     send_state: string | null;
@@ -80,24 +102,7 @@ export async function sendStatesHeadsAndClaims(
       (select json_build_object('id', h.id, 'leased', h.leased, 'due_in_ms', h.due_in_ms,
         'overdue_s', h.overdue_s) from head h where h.wa_id = m.wa_id) as head,
       (select row_to_json(c) from claimed c where c.id = m.id) as claimed
-    from m`.execute(db);
-  const byId = new Map(result.rows.map((row) => [row.id, row]));
-  // The same send asked twice in one batch (a command redelivered while its first copy waited)
-  // is claimed once: only its first asker gets the claim, the others see it held.
-  const handedOut = new Set<string>();
-  return ids.map((id) => {
-    const row = byId.get(id);
-    if (!row) return undefined;
-    const claimed = row.claimed && !handedOut.has(id) ? row.claimed : undefined;
-    if (claimed) handedOut.add(id);
-    return {
-      id: row.id,
-      wa_id: row.wa_id,
-      send_state: row.send_state,
-      head: row.head ?? undefined,
-      claimed,
-    };
-  });
+    from m`;
 }
 
 /** What a worker needs of the send it holds. */
@@ -194,21 +199,30 @@ export async function recordSendsSent(
   db: Db,
   marks: readonly { id: string; wamid: string | null }[],
 ): Promise<(QueueHead | undefined)[]> {
+  const result = await sentMarkStatement(marks).execute(db);
+  const heads = new Map(result.rows.map(({ sent_id, ...head }) => [sent_id, head]));
+  return marks.map((m) => heads.get(m.id));
+}
+
+/** The statement of `recordSendsSent` (its plan is tested: `test/batch-plans.test.ts`). */
+export function sentMarkStatement(marks: readonly { id: string; wamid: string | null }[]) {
   const ids = marks.map((m) => m.id);
-  const result = await sql<QueueHead & { sent_id: string }>`
+  return sql<QueueHead & { sent_id: string }>`
     with input as (
       select * from ${batchRows(marks, 't', { id: ['uuid', (m) => m.id], wamid: ['text', (m) => m.wamid] })}),
     sent as (
       update messages set wamid = input.wamid, send_state = 'sent', send_lease_until = null,
         next_attempt_at = null
-      from input where messages.id = input.id returning messages.id, messages.wa_id)
+      from input
+      -- The ids again as an index condition: joined with the batch alone, a plan made while the
+      -- table was small (a new inbox) read all of it for every mark until the next ANALYZE.
+      where messages.id = any(${idsOf(ids)}) and messages.id = input.id
+      returning messages.id, messages.wa_id)
     select sent.id as sent_id, head.* from sent cross join lateral (
       select ${HEAD_COLUMNS} from messages
       -- The statement's snapshot still sees the sends it marks as queued.
       where wa_id = sent.wa_id and send_state = 'queued' and id <> all(${idsOf(ids)})
-      order by send_seq limit 1) head`.execute(db);
-  const heads = new Map(result.rows.map(({ sent_id, ...head }) => [sent_id, head]));
-  return ids.map((id) => heads.get(id));
+      order by send_seq limit 1) head`;
 }
 
 /** The errors stored with a failed send's `failed` status. */
