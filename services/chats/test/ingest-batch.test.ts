@@ -6,6 +6,7 @@ import { type Kysely, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatsDatabase } from '../src/db.ts';
 import { parseNetworkBody } from '../src/domain/network-body.ts';
+import { storableJsonText } from '../src/domain/storable.ts';
 import { foldNetworkWebhooks, type InboundBody } from '../src/store/ingest.ts';
 import { createIngestBatcher } from '../src/workers/ingest-batcher.ts';
 import { openChatsDatabase } from './database.ts';
@@ -197,6 +198,38 @@ describe('folding inbound bodies in batches', () => {
       .where('wa_id', '=', '491511000010')
       .executeTakeFirstOrThrow();
     expect(person.profile_name).toBe(name);
+  });
+
+  it("keeps every body's exact bytes, and its jsonb copy where it has one, in one batch", async () => {
+    const stored = async (seq: number) =>
+      db
+        .selectFrom('network_webhooks')
+        .select(['body', 'body_raw'])
+        .where('stream_seq', '=', seq)
+        .executeTakeFirstOrThrow();
+    const inbound = (text: string): InboundBody => ({
+      raw: {
+        streamSeq: seq++,
+        receivedAt: Date.now(),
+        signatureVerified: false,
+        body: text,
+        storableJson: storableJsonText(text),
+      },
+      parsed: null,
+      waIds: [],
+    });
+    const plain = inbound('{"object": "whatsapp_business_account", "a": [1, 2]}');
+    // jsonb cannot hold these two escapes: its copy has U+FFFD, the bytes keep the escapes.
+    const escaped = inbound('{"text": "nul \\u0000 and lone \\ud800"}');
+    const notJson = inbound('not json at all');
+    const withNul = inbound('bytes with a \0 in them');
+    await foldNetworkWebhooks(db, [plain, escaped, notJson, withNul]);
+    for (const b of [plain, escaped, notJson, withNul])
+      expect((await stored(b.raw.streamSeq)).body_raw?.toString('utf8')).toBe(b.raw.body);
+    expect((await stored(plain.raw.streamSeq)).body).toEqual(JSON.parse(plain.raw.body));
+    expect((await stored(escaped.raw.streamSeq)).body).toEqual({ text: 'nul \uFFFD and lone \uFFFD' });
+    expect((await stored(notJson.raw.streamSeq)).body).toBeNull();
+    expect((await stored(withNul.raw.streamSeq)).body).toBeNull();
   });
 
   it('reopens a resolved chat once and moves its times to the greatest', async () => {

@@ -209,6 +209,11 @@ function foldPlan(bodies: readonly InboundBody[], parsed: readonly Parsed[]) {
   return { statement, keptIndexes, answer };
 }
 
+/** A NUL cannot be sent as text: such a body goes as bytes. */
+const hasNul = (body: string) => body.includes('\0');
+/** The body is its own storable JSON: `body` is made of the text sent for `body_raw`. */
+const jsonIsText = (r: RawWebhook) => r.storableJson === r.body && !hasNul(r.body);
+
 /**
  * The raw bodies (`kept`: the sequences not stored before), the persons of the named contacts
  * (the last non-empty profile name in stream order wins, as folding them one by one would leave
@@ -232,12 +237,19 @@ function bodiesAndPersons(
   const ctes: RawBuilder<unknown>[] = [
     sql`kept as (
       insert into network_webhooks (stream_seq, received_at, signature_verified, body, body_raw)
-      select * from ${batchRows(raws, 'r', {
+      select stream_seq, received_at, signature_verified,
+        case when json_is_text then text::jsonb else json end,
+        coalesce(bytes, convert_to(text, 'UTF8'))
+      from ${batchRows(raws, 'r', {
         stream_seq: ['bigint', (r) => r.streamSeq],
         received_at: ['timestamptz', (r) => new Date(r.receivedAt)],
         signature_verified: ['boolean', (r) => r.signatureVerified],
-        body: ['jsonb', (r) => r.storableJson],
-        body_raw: ['bytea', (r) => Buffer.from(r.body, 'utf8')],
+        // Nearly every body is its own storable JSON and holds no NUL: it travels once, as
+        // text, and PostgreSQL makes both columns of it; the rest go as they must be stored.
+        text: ['text', (r) => (hasNul(r.body) ? null : r.body)],
+        bytes: ['bytea', (r) => (hasNul(r.body) ? Buffer.from(r.body, 'utf8') : null)],
+        json_is_text: ['boolean', (r) => jsonIsText(r)],
+        json: ['jsonb', (r) => (jsonIsText(r) ? null : r.storableJson)],
       })}
       on conflict (stream_seq) do nothing
       returning stream_seq)`,
