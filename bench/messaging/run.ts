@@ -45,6 +45,9 @@ const args = parseArgs({
     concurrency: { type: 'string', default: '32' },
     // Rounds of the two throughput phases (raw, then the pipeline): the median round is reported.
     rounds: { type: 'string', default: '3' },
+    // Requests before the first round of each throughput phase, to the pipeline and the raw
+    // server alike.
+    'warm-up': { type: 'string', default: '200' },
     // Writes V8 CPU profiles of the gateway and chats into this directory (read them with
     // bench/profile-summary.ts).
     profile: { type: 'string' },
@@ -55,6 +58,7 @@ const profileEnv = (name: string): Record<string, string> =>
     ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${args.profile} --cpu-prof-name=${name}.cpuprofile` }
     : {};
 const N = Number(args.messages);
+const WARM_UP = Number(args['warm-up']);
 const C = Number(args.concurrency);
 
 // NATS_URL / DATABASE_URL when set, else nats-server and PostgreSQL of its own.
@@ -105,6 +109,10 @@ async function measure(
     n?: number;
     concurrency?: number;
     warmUp?: (i: number) => string;
+    /** Warm-up requests (200 or `n` when fewer). */
+    warmUpCount?: number;
+    /** Waits for what the warm-up set going (commits, statuses) before the measured requests. */
+    afterWarmUp?: (count: number) => Promise<void>;
     /** Read after the warm-up: the CPU used so far, to tell what the measured requests cost. */
     cpu?: () => Record<string, number>;
   } = {},
@@ -113,10 +121,12 @@ async function measure(
   const concurrency = opts.concurrency ?? C;
   const warmUp = opts.warmUp;
   if (warmUp) {
-    await runConcurrent(Math.min(200, n), concurrency, async (i) => {
+    const count = opts.warmUpCount ?? Math.min(200, n);
+    await runConcurrent(count, concurrency, async (i) => {
       const b = warmUp(i);
       await post(path, b, headers(b), base);
     });
+    await opts.afterWarmUp?.(count);
   }
   const answeredAt: number[] = new Array(n);
   const statuses: number[] = [];
@@ -199,7 +209,10 @@ for (let r = 0; r < ROUNDS; r++) {
     ingestPath,
     (i) => webhookBody(`r${r}.${i}`, i, now),
     () => ({}),
-    { cpu: benchCpuNow, ...(first && { warmUp: (i: number) => webhookBody(`rw${i}`, i, now) }) },
+    {
+      cpu: benchCpuNow,
+      ...(first && { warmUp: (i: number) => webhookBody(`rw${i}`, i, now), warmUpCount: WARM_UP }),
+    },
   );
   const rawCpu = cpuPerRequest(rawRound.cpuBefore, benchCpuNow(), N);
   const round_ = await measure(
@@ -208,7 +221,18 @@ for (let r = 0; r < ROUNDS; r++) {
     ingestPath,
     (i) => webhookBody(`wamid.bench.b${r}.${i}`, i, now),
     ingestHeaders,
-    { cpu: cpuNow, ...(first && { warmUp: (i: number) => webhookBody(`wamid.bench.w${i}`, i, now) }) },
+    {
+      cpu: cpuNow,
+      ...(first && {
+        warmUp: (i: number) => webhookBody(`wamid.bench.w${i}`, i, now),
+        warmUpCount: WARM_UP,
+        afterWarmUp: (count: number) =>
+          allCommitted(
+            Array.from({ length: count }, (_, i) => `wamid.bench.w${i}`),
+            'every warm-up webhook committed',
+          ),
+      }),
+    },
   );
   const ids = Array.from({ length: N }, (_, i) => `wamid.bench.b${r}.${i}`);
   await allCommitted(ids, `every webhook of ingest round ${r + 1} committed`);
@@ -341,21 +365,27 @@ const statusesBack = (sends: number, what: string) =>
   waitFor(async () => outboundSeen() >= outboundBefore + sends + SEQUENTIAL * 2 + IDLE_SENDS, 300_000, what);
 for (let r = 0; r < ROUNDS; r++) {
   // The statuses of the previous round's sends still flowing back would weigh on this one.
-  await statusesBack(r * N, 'statuses of the earlier sends');
+  const warmedUp = r === 0 ? 0 : WARM_UP;
+  await statusesBack(warmedUp + r * N, 'statuses of the earlier sends');
   const rawRound = await measure(
     `raw send, round ${r + 1}`,
     rawClient,
     '/api/v1/messages/',
     sendBody,
     () => ({}),
-    { cpu: benchCpuNow },
+    { cpu: benchCpuNow, ...(r === 0 && { warmUp: sendBody, warmUpCount: WARM_UP }) },
   );
   const rawCpu = cpuPerRequest(rawRound.cpuBefore, benchCpuNow(), N);
   const round_ = await measure(`send, round ${r + 1}`, client, '/api/v1/messages/', sendBody, sendHeaders, {
     cpu: cpuNow,
+    ...(r === 0 && {
+      warmUp: sendBody,
+      warmUpCount: WARM_UP,
+      afterWarmUp: (count: number) => statusesBack(count, 'statuses of the warm-up sends'),
+    }),
   });
   // What a send costs includes the statuses it brings back.
-  await statusesBack((r + 1) * N, `statuses of send round ${r + 1}`);
+  await statusesBack(WARM_UP + (r + 1) * N, `statuses of send round ${r + 1}`);
   const cpu = cpuPerRequest(round_.cpuBefore, cpuNow(), N);
   sendRounds.push({
     raw: rawRound,
