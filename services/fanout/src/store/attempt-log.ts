@@ -25,7 +25,10 @@ const time = (v: Date | string | null | undefined): Date | null =>
  * One statement with fifteen array parameters, whatever the batch size: building and parsing
  * a VALUES list of thousands of parameters cost more CPU than the deliveries it logged.
  */
-async function insertBatch(db: Kysely<FanoutDatabase>, batch: readonly NewAttempt[]): Promise<void> {
+export async function insertAttempts(
+  db: Kysely<FanoutDatabase>,
+  batch: readonly NewAttempt[],
+): Promise<void> {
   const col = <T>(pick: (a: NewAttempt) => T): T[] => batch.map(pick);
   await sql`
     insert into webhook_attempts (
@@ -80,7 +83,7 @@ export function createAttemptLog(opts: {
     while (buffer.length > 0) {
       const batch = buffer.splice(0, opts.maxBatch);
       try {
-        await insertBatch(
+        await insertAttempts(
           opts.db,
           batch.map((q) => q.entry),
         );
