@@ -6,6 +6,7 @@
  *
  *   node bench/fanout/run.ts            (uses NATS_URL / DATABASE_URL when set, else starts both)
  *   node bench/fanout/run.ts --quick    (smaller workloads, for a smoke run)
+ *   node bench/fanout/run.ts --only=10 --burst-events=2000   (one scenario, a longer burst)
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -59,6 +60,16 @@ const scenarios: Scenario[] = quick
       { webhooks: 10, burstEvents: 500, pacedRate: 50, pacedSeconds: 5 },
       { webhooks: 100, burstEvents: 50, pacedRate: 5, pacedSeconds: 5 },
     ];
+/** `--burst-events=N`: every scenario's burst has N events (to see how the rate depends on the burst's length). */
+const burstEvents = process.argv
+  .find((a) => a.startsWith('--burst-events='))
+  ?.slice('--burst-events='.length);
+if (burstEvents !== undefined) {
+  const n = Number(burstEvents);
+  if (!Number.isInteger(n) || n < 1)
+    throw new Error(`--burst-events must be a whole number from 1, got ${burstEvents}`);
+  for (const s of scenarios) s.burstEvents = n;
+}
 const isolation = quick ? { rate: 20, seconds: 2 } : { rate: 50, seconds: 6 };
 /** `--only=10` runs just that scenario (and no isolation run), for quick comparisons. */
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
