@@ -7,6 +7,7 @@
  * the sent mark read 591 buffers per statement of about eight sends, growing with the table.
  */
 import { randomUUID } from 'node:crypto';
+import { messagesWebhookBody } from '@switchboard/proto';
 import { admin } from '@switchboard/testkit/tools';
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -39,41 +40,32 @@ const waIds = ['491512000001', '491512000002'];
 
 /** A network body with a customer message and a status carrying the conversation's expiry. */
 function inbound(waId: string, seq: number): InboundBody {
-  const raw = JSON.stringify({
-    object: 'whatsapp_business_account',
-    entry: [
+  const raw = JSON.stringify(
+    messagesWebhookBody(
+      { wabaId: 'waba', displayPhoneNumber: '15550001234', phoneNumberId: '100000000000001' },
       {
-        id: 'waba',
-        changes: [
+        contacts: [{ profile: { name: 'Ada' }, wa_id: waId }],
+        messages: [
           {
-            field: 'messages',
-            value: {
-              messaging_product: 'whatsapp',
-              contacts: [{ profile: { name: 'Ada' }, wa_id: waId }],
-              messages: [
-                {
-                  from: waId,
-                  id: `wamid.plan.${seq}`,
-                  timestamp: '1800000000',
-                  type: 'text',
-                  text: { body: 'hi' },
-                },
-              ],
-              statuses: [
-                {
-                  id: `wamid.plan.out.${seq}`,
-                  status: 'sent',
-                  timestamp: '1800000000',
-                  recipient_id: waId,
-                  conversation: { id: 'c', expiration_timestamp: '1800086400' },
-                },
-              ],
-            },
+            from: waId,
+            id: `wamid.plan.${seq}`,
+            timestamp: '1800000000',
+            type: 'text',
+            text: { body: 'hi' },
+          },
+        ],
+        statuses: [
+          {
+            id: `wamid.plan.out.${seq}`,
+            status: 'sent',
+            timestamp: '1800000000',
+            recipient_id: waId,
+            conversation: { id: 'c', expiration_timestamp: '1800086400' },
           },
         ],
       },
-    ],
-  });
+    ),
+  );
   return {
     raw: { streamSeq: seq, receivedAt: Date.now(), signatureVerified: true, body: raw, storableJson: raw },
     parsed: parseNetworkBody(raw),
