@@ -10,12 +10,13 @@
  * `ingest`: signed network webhooks (a customer message each, 200 customers), until every body
  * is committed (its event is out). `send`: `POST /api/v1/messages/` to 200 customers who wrote
  * first, the sandbox posting `sent`, `delivered` and `read` back 50, 100 and 150 ms after each,
- * until 1.5 s after the last answer. Per round: the rate, p50/p99, and the CPU per request of the
+ * until the first status of every send is committed. Per round: the rate, p50/p99, and the CPU per request of the
  * gateway, chats, nats-server, PostgreSQL (with its backends) and this process (the client and
  * the sandbox). Machines here drift by tens of per cent within an hour: compare two checkouts by
  * running each in turn, several times.
  */
 import { parseArgs } from 'node:util';
+import { waitFor } from '@switchboard/testkit/tools';
 import { Pool } from 'undici';
 import { z } from 'zod';
 import { cpuPerRequest } from '../process-cpu.ts';
@@ -44,13 +45,8 @@ const N = Number(args.requests ?? (phase === 'ingest' ? 6000 : 2000));
 const C = Number(args.concurrency);
 const ROUNDS = Number(args.rounds);
 
-const profileEnv = (name: string): Record<string, string> =>
-  args.profile
-    ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${args.profile} --cpu-prof-name=${name}.cpuprofile` }
-    : {};
 const { seed, sandbox, inbox, infra, cpuNow, stop } = await startMessagingStack('bench_per_request', {
-  gateway: profileEnv('gateway'),
-  chats: profileEnv('chats'),
+  profile: args.profile,
 });
 const client = new Pool(inbox.url, { connections: C, pipelining: 1 });
 
@@ -65,8 +61,13 @@ async function post(path: string, body: string, headers: Record<string, string>)
   if (res.statusCode >= 300) throw new Error(`${path}: HTTP ${res.statusCode}`);
 }
 
+/** Distinct wamids seen in committed events: every body's own, and every send's once its first status is in. */
+let wamidsSeen = 0;
 const { allCommitted, close } = await watchCommitted(infra.natsUrl, inbox.instance, {
   name: 'bench-per-request',
+  onFirst: () => {
+    wamidsSeen++;
+  },
 });
 
 const signed = signedBy(seed.webhookSecret);
@@ -91,6 +92,7 @@ async function ingestRound(tag: string, n: number) {
 }
 
 async function sendRound(token: string, n: number, offset: number) {
+  const seenBefore = wamidsSeen;
   const before = cpuNow();
   const t0 = performance.now();
   const durations = await runConcurrent(n, C, async (i) => {
@@ -98,8 +100,9 @@ async function sendRound(token: string, n: number, offset: number) {
     await post('/api/v1/messages/', body, { authorization: `Token ${token}` });
   });
   const elapsed = performance.now() - t0;
-  // The statuses of the last sends come back up to 150 ms after them (and queue behind others).
-  await new Promise((resolve) => setTimeout(resolve, 1500));
+  // What a send costs includes its statuses: until the first of each is committed (the
+  // sandbox posts them 50, 100 and 150 ms after the send).
+  await waitFor(async () => wamidsSeen >= seenBefore + n, 300_000, 'a status of every send');
   return { accepted: summary(durations, elapsed), cpu_us_per_request: cpuPerRequest(before, cpuNow(), n) };
 }
 

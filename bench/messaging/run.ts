@@ -19,7 +19,7 @@
  * Every figure is printed beside a raw baseline measured in the same run with the same client
  * and concurrency: a bare Fastify server answering the same POST with no work.
  *
- *   node bench/messaging/run.ts [--messages 2000] [--concurrency 32] [--rounds 3] [--profile DIR]
+ *   node bench/messaging/run.ts [--messages 2000] [--concurrency 32] [--rounds 3] [--warm-up 200] [--profile DIR]
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -53,18 +53,13 @@ const args = parseArgs({
     profile: { type: 'string' },
   },
 }).values;
-const profileEnv = (name: string): Record<string, string> =>
-  args.profile
-    ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${args.profile} --cpu-prof-name=${name}.cpuprofile` }
-    : {};
 const N = Number(args.messages);
 const WARM_UP = Number(args['warm-up']);
 const C = Number(args.concurrency);
 
 // NATS_URL / DATABASE_URL when set, else nats-server and PostgreSQL of its own.
 const { infra, sandbox, seed, inbox, cpuNow, stop } = await startMessagingStack('bench_messaging', {
-  gateway: profileEnv('gateway'),
-  chats: profileEnv('chats'),
+  profile: args.profile,
 });
 const { url, instance } = inbox;
 const benchCpuNow = () => ({ bench_and_raw_server: ownCpuMs() });
@@ -363,10 +358,11 @@ const sendRounds: Array<{
 /** Every send so far has had its first status back (the sandbox posts them 50, 100, 150 ms after). */
 const statusesBack = (sends: number, what: string) =>
   waitFor(async () => outboundSeen() >= outboundBefore + sends + SEQUENTIAL * 2 + IDLE_SENDS, 300_000, what);
+/** Sends of the throughput rounds so far, their warm-up included. */
+let sent = 0;
 for (let r = 0; r < ROUNDS; r++) {
   // The statuses of the previous round's sends still flowing back would weigh on this one.
-  const warmedUp = r === 0 ? 0 : WARM_UP;
-  await statusesBack(warmedUp + r * N, 'statuses of the earlier sends');
+  await statusesBack(sent, 'statuses of the earlier sends');
   const rawRound = await measure(
     `raw send, round ${r + 1}`,
     rawClient,
@@ -381,11 +377,15 @@ for (let r = 0; r < ROUNDS; r++) {
     ...(r === 0 && {
       warmUp: sendBody,
       warmUpCount: WARM_UP,
-      afterWarmUp: (count: number) => statusesBack(count, 'statuses of the warm-up sends'),
+      afterWarmUp: (count: number) => {
+        sent += count;
+        return statusesBack(sent, 'statuses of the warm-up sends');
+      },
     }),
   });
   // What a send costs includes the statuses it brings back.
-  await statusesBack(WARM_UP + (r + 1) * N, `statuses of send round ${r + 1}`);
+  sent += N;
+  await statusesBack(sent, `statuses of send round ${r + 1}`);
   const cpu = cpuPerRequest(round_.cpuBefore, cpuNow(), N);
   sendRounds.push({
     raw: rawRound,

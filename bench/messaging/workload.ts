@@ -57,15 +57,17 @@ const inboxCpuReader = (inbox: BenchInbox, infra: LocalInfra) => () => ({
   bench_and_sandbox: ownCpuMs(),
 });
 
+/** The environment that makes a service write a V8 CPU profile `<name>.cpuprofile` into `dir` at exit. */
+const profiled = (dir: string | undefined, name: string): Record<string, string> =>
+  dir ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${dir} --cpu-prof-name=${name}.cpuprofile` } : {};
+
 /**
  * NATS and PostgreSQL (`NATS_URL` / `DATABASE_URL` when set, else their own), the sandbox
  * network posting `sent`, `delivered` and `read` 50, 100 and 150 ms after each send, as the
- * network does, and the gateway and chats as their own processes.
+ * network does, and the gateway and chats as their own processes (`profile`: a directory the
+ * two write their CPU profiles into, read with bench/profile-summary.ts).
  */
-export async function startMessagingStack(
-  database: string,
-  env?: Parameters<typeof startBenchInbox>[0]['env'],
-) {
+export async function startMessagingStack(database: string, opts: { profile?: string | undefined } = {}) {
   const infra = await startLocalInfra();
   const databaseUrl = await infra.createDatabase(database);
   const sandbox = await startSandbox({
@@ -77,7 +79,7 @@ export async function startMessagingStack(
     natsUrl: infra.natsUrl,
     databaseUrl,
     sandbox,
-    ...(env ? { env } : {}),
+    env: { gateway: profiled(opts.profile, 'gateway'), chats: profiled(opts.profile, 'chats') },
   });
   return {
     infra,
