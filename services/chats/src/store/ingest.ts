@@ -209,10 +209,22 @@ function foldPlan(bodies: readonly InboundBody[], parsed: readonly Parsed[]) {
   return { statement, keptIndexes, answer };
 }
 
-/** A NUL cannot be sent as text: such a body goes as bytes. */
-const hasNul = (body: string) => body.includes('\0');
-/** The body is its own storable JSON: `body` is made of the text sent for `body_raw`. */
-const jsonIsText = (r: RawWebhook) => r.storableJson === r.body && !hasNul(r.body);
+/**
+ * How a raw body travels: as text whenever it can, PostgreSQL making both columns of it (nearly
+ * every body is its own storable JSON), as bytes when it holds a NUL (text cannot), and its
+ * storable JSON apart only when that differs from it.
+ */
+function bodyForms(r: RawWebhook) {
+  const nul = r.body.includes('\0');
+  const jsonIsText = !nul && r.storableJson === r.body;
+  return {
+    ...r,
+    text: nul ? null : r.body,
+    bytes: nul ? Buffer.from(r.body, 'utf8') : null,
+    jsonIsText,
+    json: jsonIsText ? null : r.storableJson,
+  };
+}
 
 /**
  * The raw bodies (`kept`: the sequences not stored before), the persons of the named contacts
@@ -226,7 +238,7 @@ function bodiesAndPersons(
   parsed: readonly Parsed[],
   firstBySeq: ReadonlyMap<number, number>,
 ): RawBuilder<unknown>[] {
-  const raws = [...firstBySeq.values()].map((i) => (bodies[i] as InboundBody).raw);
+  const raws = [...firstBySeq.values()].map((i) => bodyForms((bodies[i] as InboundBody).raw));
   const contacts = parsed.flatMap((f) =>
     f.parsed.contacts.map((c) => ({ ...c, seq: (bodies[f.index] as InboundBody).raw.streamSeq })),
   );
@@ -244,12 +256,10 @@ function bodiesAndPersons(
         stream_seq: ['bigint', (r) => r.streamSeq],
         received_at: ['timestamptz', (r) => new Date(r.receivedAt)],
         signature_verified: ['boolean', (r) => r.signatureVerified],
-        // Nearly every body is its own storable JSON and holds no NUL: it travels once, as
-        // text, and PostgreSQL makes both columns of it; the rest go as they must be stored.
-        text: ['text', (r) => (hasNul(r.body) ? null : r.body)],
-        bytes: ['bytea', (r) => (hasNul(r.body) ? Buffer.from(r.body, 'utf8') : null)],
-        json_is_text: ['boolean', (r) => jsonIsText(r)],
-        json: ['jsonb', (r) => (jsonIsText(r) ? null : r.storableJson)],
+        text: ['text', (r) => r.text],
+        bytes: ['bytea', (r) => r.bytes],
+        json_is_text: ['boolean', (r) => r.jsonIsText],
+        json: ['jsonb', (r) => r.json],
       })}
       on conflict (stream_seq) do nothing
       returning stream_seq)`,

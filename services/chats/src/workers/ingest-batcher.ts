@@ -24,7 +24,7 @@ export function createIngestBatcher(
     (bodies) => foldNetworkWebhooks(db, bodies, opts),
     {
       maxBatch: opts.maxBatch ?? 256,
-      // Each body goes into the statement twice (raw bytes as hex, and as JSON text).
+      // Each body goes into the statement as text (and once more only when it must).
       sizeOf: (body) => body.raw.body.length,
       maxSize: MAX_BATCH_BODY_CHARS,
     },
