@@ -4,5 +4,6 @@
  * Scripts, benchmarks and the global set-up import `@switchboard/testkit/tools` and
  * `@switchboard/testkit/infra` instead, which never load vitest.
  */
+export * from './prepared-plans.ts';
 export * from './provided.ts';
 export * from './tools.ts';

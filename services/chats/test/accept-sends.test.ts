@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { canWriteChat, type Principal } from '@switchboard/proto';
+import { expectPlannedOnce } from '@switchboard/testkit';
 import { type Kysely, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatsDatabase } from '../src/db.ts';
@@ -146,14 +147,7 @@ describe('acceptSends', () => {
           conn,
           Array.from({ length: n }, () => send(p, '491710009900')),
         );
-      const { rows } = await sql<{ generic_plans: string; custom_plans: string }>`
-        select generic_plans, custom_plans from pg_prepared_statements
-        where statement like '%with req as (%'`.execute(conn);
-      // One text for every batch size, prepared on this connection; PostgreSQL tries five
-      // custom plans before it compares them with the generic one, then keeps that.
-      expect(rows).toHaveLength(1);
-      expect(Number(rows[0]?.custom_plans)).toBeLessThanOrEqual(5);
-      expect(Number(rows[0]?.generic_plans)).toBeGreaterThan(0);
+      await expectPlannedOnce(conn, '%with req as (%');
     });
   });
 });

@@ -2,7 +2,8 @@
  * Folding inbound bodies in batches (group commit) against a real PostgreSQL: what one
  * transaction for many bodies must keep of folding them one by one.
  */
-import { type Kysely, sql } from 'kysely';
+import { expectPlannedOnce } from '@switchboard/testkit';
+import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatsDatabase } from '../src/db.ts';
 import { parseNetworkBody } from '../src/domain/network-body.ts';
@@ -269,13 +270,7 @@ describe('folding inbound bodies in batches', () => {
             body({ status: 'delivered', wamid: `wamid.plan.${n++}`, waId: '491511000011' }),
           ),
         );
-      const { rows } = await sql<{ custom_plans: string; generic_plans: string }>`
-        select custom_plans, generic_plans from pg_prepared_statements
-        where statement like '%insert into message_statuses%'
-          and statement not like '%insert into messages %'`.execute(conn);
-      expect(rows).toHaveLength(1);
-      expect(Number(rows[0]?.custom_plans)).toBeLessThanOrEqual(5);
-      expect(Number(rows[0]?.generic_plans)).toBeGreaterThan(0);
+      await expectPlannedOnce(conn, '%insert into message_statuses%', '%insert into messages %');
     });
   });
 
