@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { freePort } from './ports.ts';
 import {
@@ -65,6 +66,17 @@ function natsFailure(lines: readonly string[], port: number): string {
 }
 
 /**
+ * The Go scheduler's processors for a nats-server that shares the machine with the services and
+ * PostgreSQL: half the cores (at least one) unless `GOMAXPROCS` is set. With one per core, the
+ * server spread each message's goroutines over threads that woke each other: on two cores it spent
+ * 68–90 µs of CPU per inbound webhook of `bench/messaging/per-request.ts --phase ingest`, and
+ * 53–60 µs with one (bench/messaging/README.md).
+ */
+export function natsGoMaxProcs(env: NodeJS.ProcessEnv = process.env, cores = availableParallelism()): string {
+  return env.GOMAXPROCS || String(Math.max(1, Math.floor(cores / 2)));
+}
+
+/**
  * Starts `nats-server -js` on loopback with its own store directory. max_payload is raised to
  * 8 MB because the network posts webhook bodies of up to 3 MB and they travel whole.
  */
@@ -89,7 +101,11 @@ export async function startNatsServer(opts: {
   );
   // Own process group: a terminal's Ctrl-C must not reach it, as NATS has to outlive the
   // services still draining into it; whoever started it stops it, in order.
-  const child = spawn(bin, ['-c', configFile], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const child = spawn(bin, ['-c', configFile], {
+    env: { ...process.env, GOMAXPROCS: natsGoMaxProcs() },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
   const exited = exitStatus(child);
   const lines = collectLines(child, opts.log);
   const spawned = spawnFailure(child, `nats-server (${bin})`);
