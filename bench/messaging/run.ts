@@ -11,13 +11,17 @@
  *  ingest_sequential: one webhook at a time: POST → 200 and POST → event.
  *  send_sequential:   one POST /api/v1/messages/ at a time → 202, back to back (each send's
  *                     statuses flow back while the next ones are sent).
+ *                     Also the same sends while the network holds every status back
+ *                     (`statuses_held`, run last): what the statuses of earlier sends cost a send.
  *  send_idle:         one send every 250 ms, by when the statuses of the one before (posted 50,
  *                     100 and 150 ms after it) are normally back: one send on an idle inbox.
  *  send:              POST /api/v1/messages/ → 202 under `--concurrency`, while the sandbox's
  *                     status webhooks (sent, delivered, read) flow back as in production.
  *
  * Every figure is printed beside a raw baseline measured in the same run with the same client
- * and concurrency: a bare Fastify server answering the same POST with no work.
+ * and concurrency: a bare Fastify server answering the same POST with no work. The sequential
+ * and idle sends also have a hop floor (`hop-floor.ts`): the same process hand-overs as a send
+ * (front, nats-server, responder, one committed insert) with no work in between.
  *
  *   node bench/messaging/run.ts [--messages 2000] [--concurrency 32] [--rounds 3] [--warm-up 200] [--profile DIR]
  */
@@ -29,6 +33,7 @@ import Fastify from 'fastify';
 import { Pool } from 'undici';
 import { cpuPerRequest, ownCpuMs } from '../process-cpu.ts';
 import { round } from '../stats.ts';
+import { startHopFloor } from './hop-floor.ts';
 import { runConcurrent, summary } from './stats.ts';
 import {
   customer,
@@ -328,26 +333,44 @@ const sendSeq = await measure('sequential send', client, '/api/v1/messages/', se
   concurrency: 1,
   warmUp: sendBody,
 });
+// The send's hand-overs with no work: a front, nats-server, a responder and one committed insert.
+const floor = await startHopFloor({
+  natsUrl: infra.natsUrl,
+  databaseUrl: await infra.createDatabase('bench_hop_floor'),
+});
+const floorClient = new Pool(floor.url, { connections: 1, pipelining: 1 });
+const floorSeq = await measure('hop floor, sequential', floorClient, floor.path, sendBody, () => ({}), {
+  n: SEQUENTIAL,
+  concurrency: 1,
+  warmUp: sendBody,
+});
 // One send at a time on an otherwise idle inbox: each 250 ms after the one before, by when its
 // statuses (the sandbox posts them 50, 100 and 150 ms after a send) have normally come back.
 const IDLE_SENDS = 50;
 const IDLE_GAP_MS = 250;
 const sendIdle: number[] = [];
 const rawIdle: number[] = [];
+const floorIdle: number[] = [];
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Milliseconds one POST took; it must succeed. */
+async function timed(base: Pool, path: string, b: string, headers: Record<string, string> = {}) {
+  const t0 = performance.now();
+  const status = await post(path, b, headers, base);
+  if (status >= 300) throw new Error(`${path}: HTTP ${status}`);
+  return performance.now() - t0;
+}
 for (let i = 0; i < IDLE_SENDS; i++) {
   const b = sendBody(i);
-  // The raw baseline idles the same way, half a gap before each send.
-  await pause(IDLE_GAP_MS / 2);
-  const r0 = performance.now();
-  await post('/api/v1/messages/', b, {}, rawClient);
-  rawIdle.push(performance.now() - r0);
-  await pause(IDLE_GAP_MS / 2);
-  const t0 = performance.now();
-  const status = await post('/api/v1/messages/', b, sendHeaders());
-  if (status >= 300) throw new Error(`idle send: ${status}`);
-  sendIdle.push(performance.now() - t0);
+  // The raw baseline and the hop floor idle the same way, a third of a gap apart.
+  await pause(IDLE_GAP_MS / 3);
+  rawIdle.push(await timed(rawClient, '/api/v1/messages/', b));
+  await pause(IDLE_GAP_MS / 3);
+  floorIdle.push(await timed(floorClient, floor.path, b));
+  await pause(IDLE_GAP_MS / 3);
+  sendIdle.push(await timed(client, '/api/v1/messages/', b, sendHeaders()));
 }
+await floorClient.close();
+await floor.stop();
 const sendRounds: Array<{
   raw: Measured;
   accepted: Measured;
@@ -403,6 +426,29 @@ const {
 } = medianBy(sendRounds, (x) => x.ratio);
 // The sandbox posts sent/delivered/read for every reply meanwhile: count what came back.
 const networkStatuses = outboundSeen();
+
+// ---- last: sequential sends while the network holds every status back ----
+// What the statuses of earlier sends (three webhooks each, through gateway, JetStream and chats)
+// cost a send; nothing after this waits for statuses, and the held ones end with the sandbox.
+async function setStatusDelays(ms: { sent: number; delivered: number; read: number }): Promise<void> {
+  const res = await fetch(`${sandbox.url}/sandbox/numbers/${seed.phoneNumberId}`, {
+    method: 'PATCH',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ behaviour: { status_delays_ms: ms } }),
+  });
+  if (!res.ok) throw new Error(`sandbox status delays: HTTP ${res.status} ${await res.text()}`);
+}
+const HELD_MS = 3_600_000;
+await setStatusDelays({ sent: HELD_MS, delivered: HELD_MS, read: HELD_MS });
+const sendSeqHeld = await measure(
+  'sequential send, statuses held',
+  client,
+  '/api/v1/messages/',
+  sendBody,
+  sendHeaders,
+  { n: SEQUENTIAL, concurrency: 1 },
+);
+await setStatusDelays({ sent: 50, delivered: 100, read: 150 });
 
 const result = {
   benchmark: 'messaging',
@@ -461,11 +507,14 @@ const result = {
   send_sequential: {
     accepted_202: brief(sendSeq),
     raw_baseline: brief(rawSendSeq),
+    hop_floor: brief(floorSeq),
+    statuses_held: brief(sendSeqHeld),
   },
   send_idle: {
     gap_ms: IDLE_GAP_MS,
     accepted_202: brief(summary(sendIdle, IDLE_SENDS * IDLE_GAP_MS)),
     raw_baseline: brief(summary(rawIdle, IDLE_SENDS * IDLE_GAP_MS)),
+    hop_floor: brief(summary(floorIdle, IDLE_SENDS * IDLE_GAP_MS)),
   },
   send: {
     accepted_202: brief(send),
