@@ -446,7 +446,8 @@ const sendSeqHeld = await measure(
   '/api/v1/messages/',
   sendBody,
   sendHeaders,
-  { n: SEQUENTIAL, concurrency: 1 },
+  // The warm-up's sends also let the last round's delivered and read statuses drain.
+  { n: SEQUENTIAL, concurrency: 1, warmUp: sendBody },
 );
 await setStatusDelays({ sent: 50, delivered: 100, read: 150 });
 
