@@ -39,6 +39,7 @@ import {
   customer,
   customerWebhook,
   greetCustomers,
+  STATUS_DELAYS_MS,
   signedBy,
   startMessagingStack,
   watchCommitted,
@@ -449,7 +450,7 @@ const sendSeqHeld = await measure(
   // The warm-up's sends also let the last round's delivered and read statuses drain.
   { n: SEQUENTIAL, concurrency: 1, warmUp: sendBody },
 );
-await setStatusDelays({ sent: 50, delivered: 100, read: 150 });
+await setStatusDelays(STATUS_DELAYS_MS);
 
 const result = {
   benchmark: 'messaging',

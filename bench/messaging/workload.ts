@@ -61,6 +61,9 @@ const inboxCpuReader = (inbox: BenchInbox, infra: LocalInfra) => () => ({
 const profiled = (dir: string | undefined, name: string): Record<string, string> =>
   dir ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${dir} --cpu-prof-name=${name}.cpuprofile` } : {};
 
+/** When the sandbox posts a send's `sent`, `delivered` and `read`, as the network does, ms after it. */
+export const STATUS_DELAYS_MS = { sent: 50, delivered: 100, read: 150 } as const;
+
 /**
  * NATS and PostgreSQL (`NATS_URL` / `DATABASE_URL` when set, else their own), the sandbox
  * network posting `sent`, `delivered` and `read` 50, 100 and 150 ms after each send, as the
@@ -71,7 +74,7 @@ export async function startMessagingStack(database: string, opts: { profile?: st
   const infra = await startLocalInfra();
   const databaseUrl = await infra.createDatabase(database);
   const sandbox = await startSandbox({
-    settings: sandboxSettings({ behaviour: { statusDelaysMs: { sent: 50, delivered: 100, read: 150 } } }),
+    settings: sandboxSettings({ behaviour: { statusDelaysMs: STATUS_DELAYS_MS } }),
   });
   const seed = sandbox.seed;
   if (!seed) throw new Error('no sandbox seed');
