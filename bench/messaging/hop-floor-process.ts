@@ -6,50 +6,53 @@
  *   HOP_FLOOR_ROLE=responder: each request → one committed `insert` in PostgreSQL → the reply
  *
  * Environment: HOP_FLOOR_ROLE, NATS_URL, HOP_FLOOR_SUBJECT; the front also PORT, the responder
- * DATABASE_URL.
+ * DATABASE_URL. Prints `hop-floor ready` on stdout once it takes requests.
  */
-import { connect } from '@nats-io/transport-node';
+import { connectNats } from '@switchboard/kit';
 import Fastify from 'fastify';
 import pg from 'pg';
 import { z } from 'zod';
 
 const env = z
-  .object({
-    HOP_FLOOR_ROLE: z.enum(['front', 'responder']),
-    NATS_URL: z.string(),
-    HOP_FLOOR_SUBJECT: z.string(),
-    PORT: z.coerce.number().int().optional(),
-    DATABASE_URL: z.string().optional(),
-  })
+  .discriminatedUnion('HOP_FLOOR_ROLE', [
+    z.object({ HOP_FLOOR_ROLE: z.literal('front'), PORT: z.coerce.number().int().positive() }),
+    z.object({ HOP_FLOOR_ROLE: z.literal('responder'), DATABASE_URL: z.string().min(1) }),
+  ])
+  .and(z.object({ NATS_URL: z.string().min(1), HOP_FLOOR_SUBJECT: z.string().min(1) }))
   .parse(process.env);
 
-const nc = await connect({ servers: env.NATS_URL.replace(/^nats:\/\//, '') });
+// As the services connect, so the floor's hand-overs are theirs.
+const nc = await connectNats(env.NATS_URL, `hop-floor-${env.HOP_FLOOR_ROLE}`);
 
 if (env.HOP_FLOOR_ROLE === 'responder') {
-  if (!env.DATABASE_URL) throw new Error('DATABASE_URL is required for the responder');
   const db = new pg.Client({ connectionString: env.DATABASE_URL });
   await db.connect();
   await db.query('create table if not exists hop_floor (id bigserial primary key, body text not null)');
   const insert = { name: 'hop_floor_insert', text: 'insert into hop_floor (body) values ($1) returning id' };
   nc.subscribe(env.HOP_FLOOR_SUBJECT, {
-    callback: (_err, msg) => {
-      void db.query<{ id: string }>({ ...insert, values: [msg.string()] }).then(
-        (r) => msg.respond(JSON.stringify({ id: r.rows[0]?.id })),
-        (err: unknown) => msg.respond(JSON.stringify({ error: String(err) })),
+    callback: (err, msg) => {
+      // A subscription error has no message to answer; the front's request times out.
+      if (err) return;
+      // bigint ids come back as strings or numbers, by the type parsers this process loaded.
+      void db.query<{ id: string | number }>({ ...insert, values: [msg.string()] }).then(
+        (r) => msg.respond(JSON.stringify({ id: String(r.rows[0]?.id) })),
+        (failure: unknown) => msg.respond(JSON.stringify({ error: String(failure) })),
       );
     },
   });
   await nc.flush();
 } else {
-  if (!env.PORT) throw new Error('PORT is required for the front');
-  const app = Fastify({ logger: false });
+  const Body = z.record(z.string(), z.unknown());
   const Answer = z.union([z.object({ id: z.string() }), z.object({ error: z.string() })]);
+  const app = Fastify({ logger: false });
   app.post('/floor', async (req, reply) => {
+    const body = Body.safeParse(req.body);
+    if (!body.success) return reply.status(400).send({ error: 'the body must be a JSON object' });
     const answer = Answer.parse(
-      (await nc.request(env.HOP_FLOOR_SUBJECT, JSON.stringify(req.body), { timeout: 5_000 })).json(),
+      (await nc.request(env.HOP_FLOOR_SUBJECT, JSON.stringify(body.data), { timeout: 5_000 })).json(),
     );
     return reply.status('id' in answer ? 202 : 500).send(answer);
   });
   await app.listen({ host: '127.0.0.1', port: env.PORT });
 }
-process.stdout.write('ready\n');
+process.stdout.write('hop-floor ready\n');

@@ -27,12 +27,15 @@ export async function startHopFloor(opts: { natsUrl: string; databaseUrl: string
     await Promise.all(processes.map((p) => p.stop()));
   };
   try {
-    for (const p of processes)
+    for (const p of processes) {
+      const stopped = () => p.child.exitCode !== null || p.child.signalCode !== null;
       await waitFor(
-        async () => p.output().includes('ready'),
+        async () => /^hop-floor ready$/m.test(p.output()) || stopped(),
         30_000,
         () => `the hop floor: ${p.output()}`,
       );
+      if (stopped()) throw new Error(`a hop floor process stopped while starting: ${p.output()}`);
+    }
   } catch (err) {
     await stop();
     throw err;

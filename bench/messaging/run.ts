@@ -11,8 +11,10 @@
  *  ingest_sequential: one webhook at a time: POST → 200 and POST → event.
  *  send_sequential:   one POST /api/v1/messages/ at a time → 202, back to back (each send's
  *                     statuses flow back while the next ones are sent).
- *                     Also the same sends while the network holds every status back
- *                     (`statuses_held`, run last): what the statuses of earlier sends cost a send.
+ *  send_sequential_late: the same after the throughput rounds, once with the statuses flowing
+ *                     and then while the network holds every status back: what the statuses of
+ *                     earlier sends cost a send, the two measured at one moment, with the CPU
+ *                     per send of each.
  *  send_idle:         one send every 250 ms, by when the statuses of the one before (posted 50,
  *                     100 and 150 ms after it) are normally back: one send on an idle inbox.
  *  send:              POST /api/v1/messages/ → 202 under `--concurrency`, while the sandbox's
@@ -39,7 +41,6 @@ import {
   customer,
   customerWebhook,
   greetCustomers,
-  STATUS_DELAYS_MS,
   signedBy,
   startMessagingStack,
   watchCommitted,
@@ -340,11 +341,6 @@ const floor = await startHopFloor({
   databaseUrl: await infra.createDatabase('bench_hop_floor'),
 });
 const floorClient = new Pool(floor.url, { connections: 1, pipelining: 1 });
-const floorSeq = await measure('hop floor, sequential', floorClient, floor.path, sendBody, () => ({}), {
-  n: SEQUENTIAL,
-  concurrency: 1,
-  warmUp: sendBody,
-});
 // One send at a time on an otherwise idle inbox: each 250 ms after the one before, by when its
 // statuses (the sandbox posts them 50, 100 and 150 ms after a send) have normally come back.
 const IDLE_SENDS = 50;
@@ -360,18 +356,28 @@ async function timed(base: Pool, path: string, b: string, headers: Record<string
   if (status >= 300) throw new Error(`${path}: HTTP ${status}`);
   return performance.now() - t0;
 }
-for (let i = 0; i < IDLE_SENDS; i++) {
-  const b = sendBody(i);
-  // The raw baseline and the hop floor idle the same way, a third of a gap apart.
-  await pause(IDLE_GAP_MS / 3);
-  rawIdle.push(await timed(rawClient, '/api/v1/messages/', b));
-  await pause(IDLE_GAP_MS / 3);
-  floorIdle.push(await timed(floorClient, floor.path, b));
-  await pause(IDLE_GAP_MS / 3);
-  sendIdle.push(await timed(client, '/api/v1/messages/', b, sendHeaders()));
+let floorSeq: Measured;
+try {
+  floorSeq = await measure('hop floor, sequential', floorClient, floor.path, sendBody, () => ({}), {
+    n: SEQUENTIAL,
+    concurrency: 1,
+    warmUp: sendBody,
+  });
+  for (let i = 0; i < IDLE_SENDS; i++) {
+    const b = sendBody(i);
+    // The raw baseline and the hop floor idle the same way, after the previous send's statuses
+    // are in and 40 ms apart.
+    await pause(IDLE_GAP_MS - 80);
+    rawIdle.push(await timed(rawClient, '/api/v1/messages/', b));
+    await pause(40);
+    floorIdle.push(await timed(floorClient, floor.path, b));
+    await pause(40);
+    sendIdle.push(await timed(client, '/api/v1/messages/', b, sendHeaders()));
+  }
+} finally {
+  await floorClient.close();
+  await floor.stop();
 }
-await floorClient.close();
-await floor.stop();
 const sendRounds: Array<{
   raw: Measured;
   accepted: Measured;
@@ -428,30 +434,52 @@ const {
 // The sandbox posts sent/delivered/read for every reply meanwhile: count what came back.
 const networkStatuses = outboundSeen();
 
-// ---- last: sequential sends while the network holds every status back ----
+// ---- last: sequential sends again, with the statuses flowing, then held back ----
 // What the statuses of earlier sends (three webhooks each, through gateway, JetStream and chats)
-// cost a send; nothing after this waits for statuses, and the held ones end with the sandbox.
-async function setStatusDelays(ms: { sent: number; delivered: number; read: number }): Promise<void> {
-  const res = await fetch(`${sandbox.url}/sandbox/numbers/${seed.phoneNumberId}`, {
-    method: 'PATCH',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ behaviour: { status_delays_ms: ms } }),
-  });
-  if (!res.ok) throw new Error(`sandbox status delays: HTTP ${res.status} ${await res.text()}`);
-}
-const HELD_MS = 3_600_000;
-await setStatusDelays({ sent: HELD_MS, delivered: HELD_MS, read: HELD_MS });
-const sendSeqHeld = await measure(
-  'sequential send, statuses held',
+// cost a send, the two measured at the same point of the run. Nothing after this waits for
+// statuses: the held ones end with the sandbox (a delay applies to sends made after it is set).
+const seenBeforeLate = outboundSeen();
+const firstStatusesBack = (sends: number, what: string) =>
+  waitFor(async () => outboundSeen() >= seenBeforeLate + sends, 300_000, what);
+const lateFlowing = await measure(
+  'sequential send, late, statuses flowing',
   client,
   '/api/v1/messages/',
   sendBody,
   sendHeaders,
-  // The warm-up's sends also let the last round's delivered and read statuses drain.
-  { n: SEQUENTIAL, concurrency: 1, warmUp: sendBody },
+  {
+    n: SEQUENTIAL,
+    concurrency: 1,
+    warmUp: sendBody,
+    afterWarmUp: (count) => firstStatusesBack(count, 'statuses of the late warm-up sends'),
+    cpu: cpuNow,
+  },
 );
-await setStatusDelays(STATUS_DELAYS_MS);
+// Until the first status of each: most of what the sends brought back.
+await firstStatusesBack(2 * SEQUENTIAL, 'statuses of the late sends');
+const lateFlowingCpu = cpuPerRequest(lateFlowing.cpuBefore, cpuNow(), SEQUENTIAL);
+const HELD_MS = 3_600_000;
+const patched = await fetch(`${sandbox.url}/sandbox/numbers/${seed.phoneNumberId}`, {
+  method: 'PATCH',
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify({
+    behaviour: { status_delays_ms: { sent: HELD_MS, delivered: HELD_MS, read: HELD_MS } },
+  }),
+});
+if (!patched.ok) throw new Error(`sandbox status delays: HTTP ${patched.status} ${await patched.text()}`);
+const lateHeld = await measure(
+  'sequential send, late, statuses held',
+  client,
+  '/api/v1/messages/',
+  sendBody,
+  sendHeaders,
+  // The warm-up's sends also let the delivered and read statuses of the sends before drain.
+  { n: SEQUENTIAL, concurrency: 1, warmUp: sendBody, cpu: cpuNow },
+);
+const lateHeldCpu = cpuPerRequest(lateHeld.cpuBefore, cpuNow(), SEQUENTIAL);
 
+const idleSend = summary(sendIdle, IDLE_SENDS * IDLE_GAP_MS);
+const idleFloor = summary(floorIdle, IDLE_SENDS * IDLE_GAP_MS);
 const result = {
   benchmark: 'messaging',
   machine: { cpus: (await import('node:os')).cpus().length, node: process.version },
@@ -510,13 +538,18 @@ const result = {
     accepted_202: brief(sendSeq),
     raw_baseline: brief(rawSendSeq),
     hop_floor: brief(floorSeq),
-    statuses_held: brief(sendSeqHeld),
+    p50_over_hop_floor: round(sendSeq.p50_ms / floorSeq.p50_ms, 2),
+  },
+  send_sequential_late: {
+    statuses_flowing: { ...brief(lateFlowing), cpu_us_per_send: lateFlowingCpu },
+    statuses_held: { ...brief(lateHeld), cpu_us_per_send: lateHeldCpu },
   },
   send_idle: {
     gap_ms: IDLE_GAP_MS,
-    accepted_202: brief(summary(sendIdle, IDLE_SENDS * IDLE_GAP_MS)),
+    accepted_202: brief(idleSend),
     raw_baseline: brief(summary(rawIdle, IDLE_SENDS * IDLE_GAP_MS)),
-    hop_floor: brief(summary(floorIdle, IDLE_SENDS * IDLE_GAP_MS)),
+    hop_floor: brief(idleFloor),
+    p50_over_hop_floor: round(idleSend.p50_ms / idleFloor.p50_ms, 2),
   },
   send: {
     accepted_202: brief(send),

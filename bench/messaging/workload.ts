@@ -62,7 +62,7 @@ const profiled = (dir: string | undefined, name: string): Record<string, string>
   dir ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${dir} --cpu-prof-name=${name}.cpuprofile` } : {};
 
 /** When the sandbox posts a send's `sent`, `delivered` and `read`, as the network does, ms after it. */
-export const STATUS_DELAYS_MS = { sent: 50, delivered: 100, read: 150 } as const;
+const STATUS_DELAYS_MS = { sent: 50, delivered: 100, read: 150 } as const;
 
 /**
  * NATS and PostgreSQL (`NATS_URL` / `DATABASE_URL` when set, else their own), the sandbox

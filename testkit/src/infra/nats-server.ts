@@ -2,6 +2,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { delimiter, join } from 'node:path';
+import { z } from 'zod';
 import { freePort } from './ports.ts';
 import {
   collectLines,
@@ -67,13 +68,19 @@ function natsFailure(lines: readonly string[], port: number): string {
 
 /**
  * The Go scheduler's processors for a nats-server that shares the machine with the services and
- * PostgreSQL: half the cores (at least one) unless `GOMAXPROCS` is set. With one per core, the
- * server spread each message's goroutines over threads that woke each other: on two cores it spent
- * 68–90 µs of CPU per inbound webhook of `bench/messaging/per-request.ts --phase ingest`, and
- * 53–60 µs with one (bench/messaging/README.md).
+ * PostgreSQL: half the cores (at least one) unless `GOMAXPROCS` is set to a positive whole
+ * number. With one per core, the server spread each message's goroutines over threads that woke
+ * each other: on two cores it spent 68–90 µs of CPU per inbound webhook of
+ * `bench/messaging/per-request.ts --phase ingest`, and 53–60 µs with one (bench/messaging/README.md).
  */
 export function natsGoMaxProcs(env: NodeJS.ProcessEnv = process.env, cores = availableParallelism()): string {
-  return env.GOMAXPROCS || String(Math.max(1, Math.floor(cores / 2)));
+  // Go would ignore any other value and take every core.
+  const given = z.coerce
+    .number()
+    .int()
+    .positive()
+    .safeParse(env.GOMAXPROCS || undefined);
+  return String(given.success ? given.data : Math.max(1, Math.floor(cores / 2)));
 }
 
 /**
