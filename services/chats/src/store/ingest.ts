@@ -102,7 +102,7 @@ export async function foldNetworkWebhooks(
   opts: StoreOptions = {},
 ): Promise<FoldedBody[]> {
   if (!bodies.length) return [];
-  const parsed = bodies.flatMap((b, index) => (b.parsed ? [{ index, parsed: b.parsed }] : []));
+  const parsed = parsedOf(bodies);
   const plan = foldPlan(bodies, parsed);
   const failFor = opts.failFor;
   const rows = failFor?.size
@@ -121,10 +121,13 @@ interface Parsed {
   parsed: ParsedBody;
 }
 
+/** The bodies that are network JSON, with their place in the batch. */
+const parsedOf = (bodies: readonly InboundBody[]): Parsed[] =>
+  bodies.flatMap((b, index) => (b.parsed ? [{ index, parsed: b.parsed }] : []));
+
 /** The statement `foldNetworkWebhooks` runs for these bodies (its plan is tested: `test/batch-plans.test.ts`). */
 export function foldStatement(bodies: readonly InboundBody[]) {
-  const parsed = bodies.flatMap((b, index) => (b.parsed ? [{ index, parsed: b.parsed }] : []));
-  return foldPlan(bodies, parsed).statement;
+  return foldPlan(bodies, parsedOf(bodies)).statement;
 }
 
 const byKey = <T>([a]: [string, T], [b]: [string, T]) => (a < b ? -1 : a > b ? 1 : 0);
