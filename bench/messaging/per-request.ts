@@ -22,9 +22,10 @@ import { z } from 'zod';
 import { cpuPerRequest } from '../process-cpu.ts';
 import { runConcurrent, summary } from './stats.ts';
 import {
-  customer,
   customerWebhook,
   greetCustomers,
+  postJson,
+  replyBody,
   signedBy,
   startMessagingStack,
   watchCommitted,
@@ -51,14 +52,8 @@ const { seed, sandbox, inbox, infra, cpuNow, stop } = await startMessagingStack(
 const client = new Pool(inbox.url, { connections: C, pipelining: 1 });
 
 async function post(path: string, body: string, headers: Record<string, string>): Promise<void> {
-  const res = await client.request({
-    method: 'POST',
-    path,
-    headers: { 'content-type': 'application/json', ...headers },
-    body,
-  });
-  await res.body.dump();
-  if (res.statusCode >= 300) throw new Error(`${path}: HTTP ${res.statusCode}`);
+  const status = await postJson(client, path, body, headers);
+  if (status >= 300) throw new Error(`${path}: HTTP ${status}`);
 }
 
 /** Distinct wamids seen in committed events: every body's own, and every send's once its first status is in. */
@@ -96,8 +91,7 @@ async function sendRound(token: string, n: number, offset: number) {
   const before = cpuNow();
   const t0 = performance.now();
   const durations = await runConcurrent(n, C, async (i) => {
-    const body = JSON.stringify({ wa_id: customer(offset + i), type: 'text', text: { body: `reply ${i}` } });
-    await post('/api/v1/messages/', body, { authorization: `Token ${token}` });
+    await post('/api/v1/messages/', replyBody(offset + i), { authorization: `Token ${token}` });
   });
   const elapsed = performance.now() - t0;
   // What a send costs includes its statuses: until the first of each is committed (the

@@ -38,9 +38,10 @@ import { round } from '../stats.ts';
 import { startHopFloor } from './hop-floor.ts';
 import { runConcurrent, summary } from './stats.ts';
 import {
-  customer,
   customerWebhook,
   greetCustomers,
+  postJson,
+  replyBody,
   signedBy,
   startMessagingStack,
   watchCommitted,
@@ -74,21 +75,8 @@ const benchCpuNow = () => ({ bench_and_raw_server: ownCpuMs() });
 const client = new Pool(url, { connections: C, pipelining: 1 });
 const webhookBody = (wamid: string, i: number, ts: number) => customerWebhook(seed, wamid, i, ts);
 
-async function post(
-  path: string,
-  body: string,
-  headers: Record<string, string>,
-  base = client,
-): Promise<number> {
-  const res = await base.request({
-    method: 'POST',
-    path,
-    headers: { 'content-type': 'application/json', ...headers },
-    body,
-  });
-  await res.body.dump();
-  return res.statusCode;
-}
+const post = (path: string, body: string, headers: Record<string, string>, base = client) =>
+  postJson(base, path, body, headers);
 
 // ---- raw baseline: Fastify answering the same POSTs with no work ----
 const raw = Fastify({ logger: false, bodyLimit: 4 * 1024 * 1024 });
@@ -316,8 +304,7 @@ await allCommitted(greeted, 'every customer message committed');
 const outboundBefore = outboundSeen();
 
 const token = await inbox.login();
-const sendBody = (i: number) =>
-  JSON.stringify({ wa_id: customer(i), type: 'text', text: { body: `reply ${i}` } });
+const sendBody = replyBody;
 const sendHeaders = () => ({ authorization: `Token ${token}` });
 const rawSendSeq = await measure(
   'raw sequential send',

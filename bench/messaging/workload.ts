@@ -13,6 +13,7 @@ import {
 } from '@switchboard/sandbox';
 import { type LocalInfra, startLocalInfra } from '@switchboard/testkit/infra';
 import { waitFor } from '@switchboard/testkit/tools';
+import type { Pool } from 'undici';
 import { z } from 'zod';
 import { type BenchInbox, startBenchInbox } from '../inbox-processes.ts';
 import { cpuMsOfTrees, ownCpuMs } from '../process-cpu.ts';
@@ -36,6 +37,27 @@ export function customerWebhook(seed: SandboxCredentials, wamid: string, i: numb
       },
     ),
   );
+}
+
+/** The body of `POST /api/v1/messages/`: a text reply to customer `i`. */
+export const replyBody = (i: number) =>
+  JSON.stringify({ wa_id: customer(i), type: 'text', text: { body: `reply ${i}` } });
+
+/** POSTs a JSON body through `client`, reads the answer away, and returns its status. */
+export async function postJson(
+  client: Pool,
+  path: string,
+  body: string,
+  headers: Record<string, string>,
+): Promise<number> {
+  const res = await client.request({
+    method: 'POST',
+    path,
+    headers: { 'content-type': 'application/json', ...headers },
+    body,
+  });
+  await res.body.dump();
+  return res.statusCode;
 }
 
 /** The headers of a webhook body signed as the network signs it. */
