@@ -132,7 +132,10 @@ async function measureImport(): Promise<Record<string, unknown>> {
       env: { both: { NODE_OPTIONS: process.env.SERVICE_NODE_OPTIONS } },
     }),
   });
-  const { url, gateway, chats } = inbox;
+  const { url } = inbox;
+  const { gateway, chats } = inbox.processes;
+  if (!gateway || !chats)
+    throw new Error('the chat-import bench needs the gateway and chats as their own processes');
   try {
     const token = await inbox.login();
     const body = JSON.stringify({

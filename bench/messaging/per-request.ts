@@ -6,6 +6,8 @@
  *   node bench/messaging/per-request.ts --phase ingest [--requests 6000] [--concurrency 32] [--rounds 2]
  *   node bench/messaging/per-request.ts --phase send [--requests 2000] [--concurrency 32|1]
  *   ... [--profile DIR]   (V8 CPU profiles of the gateway and chats, as in run.ts)
+ *   ... [--shape one-process]   (the whole inbox in one process, as in run.ts)
+ *   ... [--traces]   (the inbox exports its traces, as in run.ts)
  *
  * `ingest`: signed network webhooks (a customer message each, 200 customers), until every body
  * is committed (its event is out). `send`: `POST /api/v1/messages/` to 200 customers who wrote
@@ -19,6 +21,7 @@ import { parseArgs } from 'node:util';
 import { waitFor } from '@switchboard/testkit/tools';
 import { Pool } from 'undici';
 import { z } from 'zod';
+import { INBOX_SHAPES } from '../inbox-processes.ts';
 import { cpuPerRequest } from '../process-cpu.ts';
 import { runConcurrent, summary } from './stats.ts';
 import {
@@ -39,16 +42,24 @@ const args = parseArgs({
     rounds: { type: 'string', default: '2' },
     // Writes V8 CPU profiles of the gateway and chats into this directory.
     profile: { type: 'string' },
+    shape: { type: 'string', default: 'processes' },
+    traces: { type: 'boolean', default: false },
   },
 }).values;
+const shape = z.enum(INBOX_SHAPES).parse(args.shape);
 const phase = z.enum(['ingest', 'send']).parse(args.phase);
 const N = Number(args.requests ?? (phase === 'ingest' ? 6000 : 2000));
 const C = Number(args.concurrency);
 const ROUNDS = Number(args.rounds);
 
-const { seed, sandbox, inbox, infra, cpuNow, stop } = await startMessagingStack('bench_per_request', {
-  profile: args.profile,
-});
+const { seed, sandbox, inbox, infra, cpuNow, traceExports, stop } = await startMessagingStack(
+  'bench_per_request',
+  {
+    profile: args.profile,
+    shape,
+    traces: args.traces,
+  },
+);
 const client = new Pool(inbox.url, { connections: C, pipelining: 1 });
 
 async function post(path: string, body: string, headers: Record<string, string>): Promise<void> {
@@ -112,7 +123,20 @@ if (phase === 'ingest') {
 }
 
 process.stdout.write(
-  `${JSON.stringify({ benchmark: 'messaging-per-request', phase, requests: N, concurrency: C, rounds }, null, 2)}\n`,
+  `${JSON.stringify(
+    {
+      benchmark: 'messaging-per-request',
+      phase,
+      shape,
+      traces: args.traces,
+      requests: N,
+      concurrency: C,
+      rounds,
+      ...(args.traces && { trace_exports: traceExports() }),
+    },
+    null,
+    2,
+  )}\n`,
 );
 await client.close();
 await close();

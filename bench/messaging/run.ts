@@ -1,6 +1,7 @@
 /**
  * Messaging benchmarks on real infrastructure (nats-server, embedded PostgreSQL, the sandbox,
- * gateway and chats as their own processes):
+ * gateway and chats as their own processes, or with `--shape one-process` the whole inbox in
+ * one process as the local runtime runs it):
  *
  *  ingest:            signed network webhooks POSTed to the gateway as fast as `--concurrency`
  *                     allows: accepted per second (gateway 200), and persisted per second and
@@ -26,6 +27,7 @@
  * (front, nats-server, responder, one committed insert) with no work in between.
  *
  *   node bench/messaging/run.ts [--messages 2000] [--concurrency 32] [--rounds 3] [--warm-up 200] [--profile DIR]
+ *                               [--shape processes|one-process] [--traces]
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -33,6 +35,7 @@ import { parseArgs } from 'node:util';
 import { repoRoot, waitFor } from '@switchboard/testkit/tools';
 import Fastify from 'fastify';
 import { Pool } from 'undici';
+import { INBOX_SHAPES } from '../inbox-processes.ts';
 import { cpuPerRequest, ownCpuMs } from '../process-cpu.ts';
 import { round } from '../stats.ts';
 import { startHopFloor } from './hop-floor.ts';
@@ -59,16 +62,27 @@ const args = parseArgs({
     // Writes V8 CPU profiles of the gateway and chats into this directory (read them with
     // bench/profile-summary.ts).
     profile: { type: 'string' },
+    // The inbox as separate gateway and chats processes, or all of it in one process.
+    shape: { type: 'string', default: 'processes' },
+    // The inbox exports its traces (OTLP/HTTP to a loopback endpoint in this process).
+    traces: { type: 'boolean', default: false },
   },
 }).values;
+const shape = INBOX_SHAPES.find((s) => s === args.shape);
+if (!shape) throw new Error(`--shape must be one of ${INBOX_SHAPES.join(', ')}, got ${args.shape}`);
 const N = Number(args.messages);
 const WARM_UP = Number(args['warm-up']);
 const C = Number(args.concurrency);
 
 // NATS_URL / DATABASE_URL when set, else nats-server and PostgreSQL of its own.
-const { infra, sandbox, seed, inbox, cpuNow, stop } = await startMessagingStack('bench_messaging', {
-  profile: args.profile,
-});
+const { infra, sandbox, seed, inbox, cpuNow, traceExports, stop } = await startMessagingStack(
+  'bench_messaging',
+  {
+    profile: args.profile,
+    shape,
+    traces: args.traces,
+  },
+);
 const { url, instance } = inbox;
 const benchCpuNow = () => ({ bench_and_raw_server: ownCpuMs() });
 
@@ -470,7 +484,14 @@ const idleFloor = summary(floorIdle, IDLE_SENDS * IDLE_GAP_MS);
 const result = {
   benchmark: 'messaging',
   machine: { cpus: (await import('node:os')).cpus().length, node: process.version },
-  parameters: { messages: N, concurrency: C, sequential: SEQUENTIAL, paced_rate_per_second: pacedRate },
+  parameters: {
+    shape,
+    traces: args.traces,
+    messages: N,
+    concurrency: C,
+    sequential: SEQUENTIAL,
+    paced_rate_per_second: pacedRate,
+  },
   ingest: {
     accepted: brief(ingest),
     raw_baseline: brief(rawIngest),
@@ -547,10 +568,17 @@ const result = {
     rounds: sendRounds.map(roundFigure),
     network_wamids_seen_in_events: networkStatuses,
   },
+  ...(args.traces && { trace_exports: traceExports() }),
 };
 process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
 await mkdir(join(repoRoot, 'bench/results'), { recursive: true });
-await writeFile(join(repoRoot, 'bench/results/messaging.json'), `${JSON.stringify(result, null, 2)}\n`);
+await writeFile(
+  join(
+    repoRoot,
+    `bench/results/${['messaging', ...(shape === 'processes' ? [] : [shape]), ...(args.traces ? ['traces'] : [])].join('-')}.json`,
+  ),
+  `${JSON.stringify(result, null, 2)}\n`,
+);
 
 await close();
 await client.close();

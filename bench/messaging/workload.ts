@@ -15,7 +15,8 @@ import { type LocalInfra, startLocalInfra } from '@switchboard/testkit/infra';
 import { waitFor } from '@switchboard/testkit/tools';
 import type { Pool } from 'undici';
 import { z } from 'zod';
-import { type BenchInbox, startBenchInbox } from '../inbox-processes.ts';
+import { type BenchInbox, type InboxShape, startBenchInbox } from '../inbox-processes.ts';
+import { startOtlpSink } from '../otlp-sink.ts';
 import { cpuMsOfTrees, ownCpuMs } from '../process-cpu.ts';
 
 /** The benches' customers: request `i` is from or to customer `i % CUSTOMERS`. */
@@ -66,13 +67,13 @@ export const signedBy = (secret: string) => (body: string) => ({
 });
 
 /**
- * CPU time used so far (ms) by the gateway, chats, nats-server, PostgreSQL with its backends,
- * and this process (the bench's client and the sandbox).
+ * CPU time used so far (ms) by the inbox's processes (the gateway and chats, or the one inbox
+ * process), nats-server, PostgreSQL with its backends, and this process (the bench's client and
+ * the sandbox).
  */
 const inboxCpuReader = (inbox: BenchInbox, infra: LocalInfra) => () => ({
   ...cpuMsOfTrees({
-    gateway: inbox.gateway.child.pid,
-    chats: inbox.chats.child.pid,
+    ...Object.fromEntries(Object.entries(inbox.processes).map(([name, p]) => [name, p.child.pid])),
     nats: infra.nats?.pid,
     postgres: infra.postgres?.pid,
   }),
@@ -89,10 +90,17 @@ const STATUS_DELAYS_MS = { sent: 50, delivered: 100, read: 150 } as const;
 /**
  * NATS and PostgreSQL (`NATS_URL` / `DATABASE_URL` when set, else their own), the sandbox
  * network posting `sent`, `delivered` and `read` 50, 100 and 150 ms after each send, as the
- * network does, and the gateway and chats as their own processes (`profile`: a directory the
- * two write their CPU profiles into, read with bench/profile-summary.ts).
+ * network does, and the inbox in the given shape: the gateway and chats as their own processes
+ * (the default), or the whole inbox in one (`profile`: a directory its processes write their
+ * CPU profiles into, read with bench/profile-summary.ts; `traces`: the inbox exports its traces,
+ * with the SDK's default batching, to a loopback OTLP endpoint that accepts them).
  */
-export async function startMessagingStack(database: string, opts: { profile?: string | undefined } = {}) {
+export async function startMessagingStack(
+  database: string,
+  opts: { profile?: string | undefined; shape?: InboxShape; traces?: boolean } = {},
+) {
+  const shape = opts.shape ?? 'processes';
+  const sink = opts.traces ? await startOtlpSink() : undefined;
   const infra = await startLocalInfra();
   const databaseUrl = await infra.createDatabase(database);
   const sandbox = await startSandbox({
@@ -104,7 +112,12 @@ export async function startMessagingStack(database: string, opts: { profile?: st
     natsUrl: infra.natsUrl,
     databaseUrl,
     sandbox,
-    env: { gateway: profiled(opts.profile, 'gateway'), chats: profiled(opts.profile, 'chats') },
+    env: {
+      gateway: profiled(opts.profile, shape === 'one-process' ? 'inbox' : 'gateway'),
+      chats: profiled(opts.profile, 'chats'),
+      both: sink ? { OTEL_EXPORTER_OTLP_ENDPOINT: sink.endpoint } : {},
+    },
+    shape,
   });
   return {
     infra,
@@ -112,8 +125,12 @@ export async function startMessagingStack(database: string, opts: { profile?: st
     seed,
     inbox,
     cpuNow: inboxCpuReader(inbox, infra),
+    /** Trace exports the inbox made so far (with `traces`). */
+    traceExports: () => sink?.counts(),
     async stop() {
       await inbox.stop();
+      // After the inbox: its last spans are exported as it shuts down.
+      await sink?.close();
       await sandbox.close();
       await infra.stop();
     },
