@@ -1,5 +1,17 @@
-import { type MediaFile, MediaFileSchema, type MessageMedia } from '@switchboard/proto';
-import { waitFor } from '@switchboard/testkit';
+import { AckPolicy, DeliverPolicy, type JetStreamManager, jetstreamManager } from '@nats-io/jetstream';
+import { connectNats, type NatsConnection } from '@switchboard/kit';
+import {
+  instanceId,
+  legacyMediaInboundConsumer,
+  type MediaFile,
+  MediaFileSchema,
+  type MessageMedia,
+  mediaInboundConsumer,
+  networkEvent,
+  networkMediaEvent,
+  streamName,
+} from '@switchboard/proto';
+import { testNatsUrl, waitFor } from '@switchboard/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiMessage, chatMessages, json } from './support/api.ts';
 import { type Inbox, startInboxAsAdmin } from './support/inbox.ts';
@@ -7,9 +19,27 @@ import { jpeg, multipart, oggOpus, pdf, png, sha256 } from './support/media-file
 
 let inbox: Inbox;
 let admin: string;
+let nc: NatsConnection;
+let jsm: JetStreamManager;
 
-beforeAll(async () => ({ inbox, admin } = await startInboxAsAdmin()));
-afterAll(async () => inbox?.stop());
+beforeAll(async () => {
+  ({ inbox, admin } = await startInboxAsAdmin());
+  nc = await connectNats(testNatsUrl(), 'media-e2e-test');
+  jsm = await jetstreamManager(nc);
+});
+afterAll(async () => {
+  await nc?.close();
+  await inbox?.stop();
+});
+
+const instance = () => instanceId(inbox.env.INSTANCE_ID ?? '');
+const eventsStream = () => streamName(instance(), 'events');
+
+/** Messages the events stream holds on one subject. */
+async function storedOn(subject: string): Promise<number> {
+  const info = await jsm.streams.info(eventsStream(), { subjects_filter: subject });
+  return info.state.subjects?.[subject] ?? 0;
+}
 
 interface Received {
   messages: Array<{
@@ -230,6 +260,58 @@ describe('media between the inbox, its clients and the network', () => {
     expect((await bytesOf(media.file ?? '')).equals(image)).toBe(true);
     const left = (await (await fetch(`${inbox.sandbox.url}/sandbox/faults`)).json()) as { faults: unknown[] };
     expect(left.faults).toEqual([]);
+  });
+
+  it("hands the media service only the bodies with customers' files, once each", async () => {
+    const waId = '4915550100051';
+    const network = networkEvent.subject(instance());
+    const media = networkMediaEvent.subject(instance());
+    const [networkBefore, mediaBefore] = [await storedOn(network), await storedOn(media)];
+    await customerWrites(waId, 'a text first');
+    const { id: wamid } = await inbox.customerSays(waId, {
+      type: 'image',
+      image: { mime_type: 'image/png', data_base64: png.toString('base64') },
+    });
+    expect((await storedMedia(waId, wamid)).status).toBe('stored');
+    // The text and the image are network events; only the image is the media service's.
+    expect(await storedOn(network)).toBeGreaterThanOrEqual(networkBefore + 2);
+    expect(await storedOn(media)).toBe(mediaBefore + 1);
+    const info = await jsm.consumers.info(eventsStream(), mediaInboundConsumer.durable);
+    expect(info.config.filter_subject).toBe(media);
+  });
+
+  it('reads what is left on the durable of earlier versions, then deletes it', async () => {
+    const waId = '4915550100061';
+    await inbox.media.stop();
+    // The durable an earlier media service read: every network event, from now on.
+    await jsm.consumers.add(eventsStream(), {
+      durable_name: legacyMediaInboundConsumer.durable,
+      filter_subject: networkEvent.subject(instance()),
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.New,
+      ack_wait: 30_000_000_000,
+      max_ack_pending: 1_000,
+    });
+    await customerWrites(waId, 'while the media service is away');
+    const { id: wamid } = await inbox.customerSays(waId, {
+      type: 'image',
+      image: { mime_type: 'image/jpeg', data_base64: jpeg(2_000).toString('base64') },
+    });
+    await waitFor(async () => (await messageByWamid(waId, wamid)) !== undefined, 30_000, 'image stored');
+    const before = await jsm.consumers.info(eventsStream(), legacyMediaInboundConsumer.durable);
+    expect(before.num_pending).toBeGreaterThanOrEqual(2);
+
+    await inbox.restartMedia();
+    expect((await storedMedia(waId, wamid)).status).toBe('stored');
+    await waitFor(
+      async () =>
+        jsm.consumers.info(eventsStream(), legacyMediaInboundConsumer.durable).then(
+          () => false,
+          () => true,
+        ),
+      30_000,
+      () => `the earlier durable deleted (${inbox.media.output().slice(-2000)})`,
+    );
   });
 
   // Runs last: it stops the media service.

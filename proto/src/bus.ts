@@ -81,6 +81,11 @@ export type ConsumerStart = { time: Date } | { seq: number };
 export interface BusConsumeOptions extends ConsumeOptions {
   /** Where a durable created now starts (the stream's first message when absent). */
   startAt?: ConsumerStart;
+  /**
+   * False: read the durable only if it exists, never create it (a missing one fails the call
+   * with JetStream's not-found, `isNotFound`). True by default.
+   */
+  create?: boolean;
 }
 
 /** What a served operation reports when its handler fails with something other than an expected `ServiceError`. */
@@ -118,6 +123,11 @@ export interface Bus {
   ensureConsumer(c: ConsumerContract, opts?: { startAt?: ConsumerStart }): Promise<void>;
   /** Deletes the contract's durable, with its position; a missing one is no error. */
   deleteConsumer(c: ConsumerContract): Promise<void>;
+  /**
+   * What the contract's durable has left: messages not yet delivered (`pending`) and delivered
+   * but not yet acknowledged (`ackPending`); null when the durable does not exist.
+   */
+  consumerBacklog(c: ConsumerContract): Promise<{ pending: number; ackPending: number } | null>;
   publish<S extends z.ZodType>(
     c: StreamContract<S>,
     payload: z.input<S>,
@@ -614,6 +624,18 @@ export async function createBus(
   const deleteConsumer = (c: ConsumerContract) =>
     deleteDurable(jsm, streamName(instance, c.message.stream), c.durable);
 
+  async function consumerBacklog(
+    c: ConsumerContract,
+  ): Promise<{ pending: number; ackPending: number } | null> {
+    try {
+      const info = await jsm.consumers.info(streamName(instance, c.message.stream), c.durable);
+      return { pending: info.num_pending, ackPending: info.num_ack_pending };
+    } catch (err) {
+      if (isNotFound(err)) return null;
+      throw err;
+    }
+  }
+
   const coalesced = createWriteCoalescer();
   const replies = createReplyMux(nc);
 
@@ -661,8 +683,8 @@ export async function createBus(
     handler: (payload: z.output<S>, ctx: DeliveryContext) => Promise<Disposition | undefined>,
     opts: BusConsumeOptions = {},
   ): Promise<Consumption> {
-    const { startAt, ...loopOptions } = opts;
-    await ensureConsumer(c, startAt ? { startAt } : {});
+    const { startAt, create = true, ...loopOptions } = opts;
+    if (create) await ensureConsumer(c, startAt ? { startAt } : {});
     const consumer = await js.consumers.get(streamName(instance, c.message.stream), c.durable);
     const loop = runDeliveryLoop({
       fetchFrom: consumer,
@@ -848,6 +870,7 @@ export async function createBus(
     ensureStreams,
     ensureConsumer,
     deleteConsumer,
+    consumerBacklog,
     publish,
     consume,
     request,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { defineConsumer, serviceRpcs } from './contracts.ts';
-import { networkEvent } from './events.ts';
+import { defineConsumer, defineEvent, serviceRpcs } from './contracts.ts';
+import { NetworkEventSchema, networkEvent } from './events.ts';
 import { RoleSchema } from './principal.ts';
 import { chatsRpc } from './requests.ts';
 
@@ -89,11 +89,32 @@ export const setMessageMedia = chatsRpc('messages.set_media', {
 });
 
 /**
- * The media service's durable on the network events chats publishes after storing each body:
- * every customer message with media is fetched from the network, with retries (a handler that
- * fails is redelivered; the network's URLs expire, so each attempt asks for a fresh one).
+ * The network events of the bodies that carry customers' files (a message of a media type),
+ * which chats publishes beside `events.network` once it stored the body: the same event,
+ * for the media service alone. Every status and every text, which it has nothing to do with,
+ * stays off its durable.
+ */
+export const networkMediaEvent = defineEvent('network_media', NetworkEventSchema);
+
+/**
+ * The media service's durable on the events of bodies with customers' files: every customer
+ * message with media is fetched from the network, with retries (a handler that fails is
+ * redelivered; the network's URLs expire, so each attempt asks for a fresh one).
  */
 export const mediaInboundConsumer = defineConsumer({
+  durable: 'media-fetch',
+  message: networkMediaEvent,
+  ackWaitSeconds: 30,
+  maxAckPending: 1_000,
+  concurrency: 8,
+});
+
+/**
+ * The durable the media service read before `media-fetch`: every network event. Where it
+ * still exists, the media service reads what is left on it and then deletes it, so nothing
+ * published before an upgrade is skipped.
+ */
+export const legacyMediaInboundConsumer = defineConsumer({
   durable: 'media-inbound',
   message: networkEvent,
   ackWaitSeconds: 30,

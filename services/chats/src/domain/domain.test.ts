@@ -2,7 +2,7 @@ import { messagesWebhookBody } from '@switchboard/proto';
 import { describe, expect, it } from 'vitest';
 import { initials } from './initials.ts';
 import { createKeyedQueue } from './keyed-queue.ts';
-import { parseNetworkBody } from './network-body.ts';
+import { carriesCustomerFiles, parseNetworkBody } from './network-body.ts';
 import { containsPattern } from './search.ts';
 import { foldStatuses, type StatusRow } from './statuses.ts';
 import { businessWindowEnd, customerWindowEnd, windowExpiresAt } from './window.ts';
@@ -189,5 +189,36 @@ describe('containsPattern', () => {
   it('matches anywhere and takes LIKE wildcards literally', () => {
     expect(containsPattern('Ana')).toBe('%ana%');
     expect(containsPattern('50%_off\\')).toBe('%50\\%\\_off\\\\%');
+  });
+});
+
+describe('carriesCustomerFiles', () => {
+  const NUMBER = { wabaId: '1', displayPhoneNumber: '1', phoneNumberId: '1' };
+  const bodyWith = (types: string[], statuses = 0) =>
+    parseNetworkBody(
+      JSON.stringify(
+        messagesWebhookBody(NUMBER, {
+          messages: types.map((type, i) => ({ from: '49151', id: `w${i}`, timestamp: '100', type })),
+          statuses: Array.from({ length: statuses }, (_, i) => ({
+            id: `s${i}`,
+            status: 'delivered',
+            timestamp: '90',
+            recipient_id: '49151',
+          })),
+        }),
+      ),
+    );
+
+  it('is true when a customer message is of a type with a file, whatever else the body holds', () => {
+    for (const type of ['image', 'audio', 'video', 'document', 'sticker'])
+      expect(carriesCustomerFiles(bodyWith(['text', type])), type).toBe(true);
+  });
+
+  it('is false for statuses, texts and the other types, and for what is not a network body', () => {
+    expect(carriesCustomerFiles(bodyWith([], 3))).toBe(false);
+    expect(carriesCustomerFiles(bodyWith(['text', 'location', 'contacts', 'reaction', 'interactive']))).toBe(
+      false,
+    );
+    expect(carriesCustomerFiles(parseNetworkBody('not json'))).toBe(false);
   });
 });

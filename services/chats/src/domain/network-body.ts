@@ -1,4 +1,4 @@
-import { WaIdSchema } from '@switchboard/proto';
+import { MEDIA_MESSAGE_TYPES, WaIdSchema } from '@switchboard/proto';
 import { z } from 'zod';
 
 // Lenient on purpose: a message type the network adds tomorrow must be stored as it came,
@@ -127,4 +127,13 @@ export function parseNetworkBody(raw: string): ParsedBody | null {
     }
   }
   return out;
+}
+
+/**
+ * Whether a customer message of the body is of a type that carries a file (image, audio,
+ * video, document, sticker): the media service fetches those, and gets the body's event only
+ * then.
+ */
+export function carriesCustomerFiles(parsed: ParsedBody | null): boolean {
+  return parsed?.messages.some((m) => (MEDIA_MESSAGE_TYPES as readonly string[]).includes(m.type)) ?? false;
 }

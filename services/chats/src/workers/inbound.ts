@@ -6,12 +6,13 @@ import {
   consumers,
   type NetworkEvent,
   networkEvent,
+  networkMediaEvent,
 } from '@switchboard/proto';
 import type { Bus, Consumption, DeliveryContext, Disposition } from '@switchboard/proto/bus';
 import type { Kysely } from 'kysely';
 import type { ChatsDatabase } from '../db.ts';
 import { createKeyedQueue } from '../domain/keyed-queue.ts';
-import { type ParsedBody, parseNetworkBody } from '../domain/network-body.ts';
+import { carriesCustomerFiles, type ParsedBody, parseNetworkBody } from '../domain/network-body.ts';
 import { backoffMs, INBOUND_RETRY_POLICY, retryDecision } from '../domain/retry.ts';
 import { storableJsonText } from '../domain/storable.ts';
 import { recordDeadLetter } from '../store/dead-letters.ts';
@@ -138,7 +139,15 @@ export async function startInboundConsumer(deps: {
             );
           }
           const event: NetworkEvent = { ...base, chats };
-          await bus.publish(networkEvent, event, { idempotencyKey: event.event_id });
+          // The media service's copy only for bodies with customers' files: every status and
+          // text stays off its durable. Both are published (again, for a redelivered body)
+          // before the body is acknowledged; JetStream keeps one of each by its id.
+          await Promise.all([
+            bus.publish(networkEvent, event, { idempotencyKey: event.event_id }),
+            ...(carriesCustomerFiles(parsed)
+              ? [bus.publish(networkMediaEvent, event, { idempotencyKey: `${event.event_id}.media` })]
+              : []),
+          ]);
           return undefined;
         } catch (err) {
           const f = classifyFailure(err);
