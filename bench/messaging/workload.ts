@@ -125,7 +125,7 @@ export async function startMessagingStack(
     seed,
     inbox,
     cpuNow: inboxCpuReader(inbox, infra),
-    /** Trace exports the inbox made so far (with `traces`). */
+    /** Trace exports the inbox made so far (with `traces`; its last batches come when it stops). */
     traceExports: () => sink?.counts(),
     async stop() {
       await inbox.stop();
