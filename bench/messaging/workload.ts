@@ -100,7 +100,6 @@ export async function startMessagingStack(
   opts: { profile?: string | undefined; shape?: InboxShape; traces?: boolean } = {},
 ) {
   const shape = opts.shape ?? 'processes';
-  const sink = opts.traces ? await startOtlpSink() : undefined;
   const infra = await startLocalInfra();
   const databaseUrl = await infra.createDatabase(database);
   const sandbox = await startSandbox({
@@ -108,6 +107,7 @@ export async function startMessagingStack(
   });
   const seed = sandbox.seed;
   if (!seed) throw new Error('no sandbox seed');
+  const sink = opts.traces ? await startOtlpSink() : undefined;
   const inbox = await startBenchInbox({
     natsUrl: infra.natsUrl,
     databaseUrl,

@@ -75,6 +75,13 @@ export interface ConsumeOptions {
   onPullError?: (err: unknown) => void;
 }
 
+/** Where a durable stands (`Bus.consumerState`). */
+export interface ConsumerState {
+  pending: number;
+  ackPending: number;
+  ackFloor: number;
+}
+
 /** Where a durable created now starts: its first message at or after this time, or this stream sequence. */
 export type ConsumerStart = { time: Date } | { seq: number };
 
@@ -124,10 +131,13 @@ export interface Bus {
   /** Deletes the contract's durable, with its position; a missing one is no error. */
   deleteConsumer(c: ConsumerContract): Promise<void>;
   /**
-   * What the contract's durable has left: messages not yet delivered (`pending`) and delivered
-   * but not yet acknowledged (`ackPending`); null when the durable does not exist.
+   * Where the contract's durable stands: messages not yet delivered (`pending`), delivered but
+   * not yet acknowledged (`ackPending`), and the stream sequence up to which every message it
+   * was given is acknowledged (`ackFloor`); null when the durable does not exist.
    */
-  consumerBacklog(c: ConsumerContract): Promise<{ pending: number; ackPending: number } | null>;
+  consumerState(c: ConsumerContract): Promise<ConsumerState | null>;
+  /** The sequence of the last message the contract's stream holds (0 when empty). */
+  lastSequence(c: StreamContract): Promise<number>;
   publish<S extends z.ZodType>(
     c: StreamContract<S>,
     payload: z.input<S>,
@@ -624,16 +634,22 @@ export async function createBus(
   const deleteConsumer = (c: ConsumerContract) =>
     deleteDurable(jsm, streamName(instance, c.message.stream), c.durable);
 
-  async function consumerBacklog(
-    c: ConsumerContract,
-  ): Promise<{ pending: number; ackPending: number } | null> {
+  async function consumerState(c: ConsumerContract): Promise<ConsumerState | null> {
     try {
       const info = await jsm.consumers.info(streamName(instance, c.message.stream), c.durable);
-      return { pending: info.num_pending, ackPending: info.num_ack_pending };
+      return {
+        pending: info.num_pending,
+        ackPending: info.num_ack_pending,
+        ackFloor: info.ack_floor.stream_seq,
+      };
     } catch (err) {
       if (isNotFound(err)) return null;
       throw err;
     }
+  }
+
+  async function lastSequence(c: StreamContract): Promise<number> {
+    return (await jsm.streams.info(streamName(instance, c.stream))).state.last_seq;
   }
 
   const coalesced = createWriteCoalescer();
@@ -870,7 +886,8 @@ export async function createBus(
     ensureStreams,
     ensureConsumer,
     deleteConsumer,
-    consumerBacklog,
+    consumerState,
+    lastSequence,
     publish,
     consume,
     request,

@@ -97,11 +97,18 @@ export const setMessageMedia = chatsRpc('messages.set_media', {
 export const networkMediaEvent = defineEvent('network_media', NetworkEventSchema);
 
 /**
+ * The message id (`Nats-Msg-Id`) of an event's copy on `events.network_media`: whoever publishes
+ * it (chats, or the media service forwarding from the durable of earlier versions), JetStream
+ * keeps one.
+ */
+export const networkMediaCopyId = (eventId: string) => `${eventId}.media`;
+
+/**
  * The media service's durable on the events of bodies with customers' files: every customer
  * message with media is fetched from the network, with retries (a handler that fails is
  * redelivered; the network's URLs expire, so each attempt asks for a fresh one).
  */
-export const mediaInboundConsumer = defineConsumer({
+export const mediaFetchConsumer = defineConsumer({
   durable: 'media-fetch',
   message: networkMediaEvent,
   ackWaitSeconds: 30,
@@ -111,8 +118,8 @@ export const mediaInboundConsumer = defineConsumer({
 
 /**
  * The durable the media service read before `media-fetch`: every network event. Where it
- * still exists, the media service reads what is left on it and then deletes it, so nothing
- * published before an upgrade is skipped.
+ * still exists, the media service forwards what arrives on it to `events.network_media` and
+ * deletes it once every chats process publishes that copy itself (`services/media/README.md`).
  */
 export const legacyMediaInboundConsumer = defineConsumer({
   durable: 'media-inbound',

@@ -44,6 +44,11 @@ export const MediaConfigSchema = BaseEnvSchema.extend({
    * removed, so none of them ages past the sweep's grace while the upload is still running.
    */
   MEDIA_UPLOAD_TIMEOUT: envDuration('30m').refine((ms) => ms > 0, 'more than 0'),
+  /**
+   * How long the durable of earlier versions (`media-inbound`) is still read after this process
+   * began reading it: longer than an upgrade of every chats process of the instance takes.
+   */
+  MEDIA_LEGACY_DURABLE_GRACE: envDuration('1h'),
 }).superRefine((c, ctx) => {
   if (c.MEDIA_UPLOAD_TIMEOUT * 2 > c.MEDIA_SWEEP_GRACE) {
     ctx.addIssue({

@@ -89,6 +89,7 @@ export async function createMedia(
         limits,
         network,
         publicUrl: config.PUBLIC_URL,
+        legacyGraceMs: config.MEDIA_LEGACY_DURABLE_GRACE,
       });
       subscriptions = startRpc({ db, bus, log, storage, network });
       sweeper = startOrphanSweeper({

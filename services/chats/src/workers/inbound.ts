@@ -6,6 +6,7 @@ import {
   consumers,
   type NetworkEvent,
   networkEvent,
+  networkMediaCopyId,
   networkMediaEvent,
 } from '@switchboard/proto';
 import type { Bus, Consumption, DeliveryContext, Disposition } from '@switchboard/proto/bus';
@@ -145,7 +146,11 @@ export async function startInboundConsumer(deps: {
           await Promise.all([
             bus.publish(networkEvent, event, { idempotencyKey: event.event_id }),
             ...(carriesCustomerFiles(parsed)
-              ? [bus.publish(networkMediaEvent, event, { idempotencyKey: `${event.event_id}.media` })]
+              ? [
+                  bus.publish(networkMediaEvent, event, {
+                    idempotencyKey: networkMediaCopyId(event.event_id),
+                  }),
+                ]
               : []),
           ]);
           return undefined;

@@ -1,5 +1,12 @@
 import type { Logger } from '@switchboard/kit';
-import { legacyMediaInboundConsumer, mediaInboundConsumer, type NetworkEvent } from '@switchboard/proto';
+import {
+  legacyMediaInboundConsumer,
+  mediaFetchConsumer,
+  type NetworkEvent,
+  networkEvent,
+  networkMediaCopyId,
+  networkMediaEvent,
+} from '@switchboard/proto';
 import {
   type BusConsumeOptions,
   type Consumption,
@@ -8,10 +15,17 @@ import {
   isNotFound,
 } from '@switchboard/proto/bus';
 import { fetchRefused, fetchRetryDelayMs, inboundMediaOf } from '../domain/inbound-media.ts';
+import { legacyDurableStep } from '../domain/legacy-durable.ts';
 import { type FetchDeps, fetchInboundMedia, reportInboundMediaFailed } from '../use-cases/fetch-inbound.ts';
 
-/** How often the media service looks whether the durable it read before is drained. */
-export const LEGACY_DRAIN_CHECK_MS = 2_000;
+/** How often the media service looks where the durable of earlier versions stands. */
+export const LEGACY_CHECK_MS = 2_000;
+
+type WorkerDeps = FetchDeps & {
+  log: Logger;
+  /** How long the durable of earlier versions is kept after this process began reading it. */
+  legacyGraceMs: number;
+};
 
 /**
  * Reads the events chats publishes once it stored a body with customers' files (its
@@ -21,27 +35,36 @@ export const LEGACY_DRAIN_CHECK_MS = 2_000;
  * down, chats or the database unavailable) is retried.
  *
  * Where the durable of earlier versions (`media-inbound`, on every network event) still exists,
- * it is read too until nothing is left on it, and then deleted: a body published before the
- * upgrade is fetched from there (one published since is on both, and a second fetch of a
- * stored file only tells chats again).
+ * it is read too (never created) and each body with files on it is forwarded to
+ * `events.network_media` under the copy's message id, so JetStream keeps one copy whoever
+ * published it and `media-fetch` does the work once. It is deleted after `legacyGraceMs` and
+ * once everything before then is forwarded (`legacyDurableStep`).
  */
-export async function startInboundMediaWorker(deps: FetchDeps & { log: Logger }): Promise<Consumption> {
+export async function startInboundMediaWorker(deps: WorkerDeps): Promise<Consumption> {
   const { bus, log } = deps;
-  const handle = (event: NetworkEvent, ctx: DeliveryContext) => fetchFilesOf(deps, event, ctx);
   const options: BusConsumeOptions = {
     onError: (err, at) => log.error({ err, ...at }, 'inbound media not processed'),
     onPullError: (err) => log.warn({ err }, 'events stream not reachable; pulling again'),
   };
-  const current = await bus.consume(mediaInboundConsumer, handle, options);
-  // Never created here: another worker may have drained and deleted it meanwhile.
+  const current = await bus.consume(
+    mediaFetchConsumer,
+    (event, ctx) => fetchFilesOf(deps, event, ctx),
+    options,
+  );
+  const forward = async (event: NetworkEvent): Promise<undefined> => {
+    if (event.kinds.includes('message') && inboundMediaOf(event.body).length > 0)
+      await bus.publish(networkMediaEvent, event, { idempotencyKey: networkMediaCopyId(event.event_id) });
+    return undefined;
+  };
+  // Never created here: another worker may have retired it meanwhile.
   const earlier = await bus
-    .consume(legacyMediaInboundConsumer, handle, { ...options, create: false })
+    .consume(legacyMediaInboundConsumer, forward, { ...options, create: false })
     .catch(async (err: unknown) => {
       if (isNotFound(err)) return undefined;
       await current.stop();
       throw err;
     });
-  const legacy = earlier && drainLegacy(deps, earlier);
+  const legacy = earlier && retireLegacy(deps, earlier);
   const done = Promise.all([current.done, legacy?.done]).then(() => undefined);
   return {
     done,
@@ -51,45 +74,69 @@ export async function startInboundMediaWorker(deps: FetchDeps & { log: Logger })
   };
 }
 
-/** Stops reading the earlier durable and deletes it once nothing is left on it. */
-function drainLegacy(deps: FetchDeps & { log: Logger }, consumption: Consumption): Consumption {
+/** Reads the durable of earlier versions until `legacyDurableStep` says it may go, then deletes it. */
+function retireLegacy(deps: WorkerDeps, reading: Consumption): Consumption {
   const { bus, log } = deps;
-  let stopped = false;
+  const startedAt = Date.now();
+  let cutoff: number | undefined;
+  let stillReading = true;
+  let deleting = false;
+  let finished = false;
   let checking: Promise<void> | undefined;
-  const check = async () => {
-    const backlog = await bus.consumerBacklog(legacyMediaInboundConsumer);
-    if (stopped || (backlog && (backlog.pending > 0 || backlog.ackPending > 0))) return;
-    stopped = true;
+  const stopReading = async () => {
+    if (!stillReading) return;
+    stillReading = false;
+    await reading.stop();
+  };
+  const finish = () => {
+    finished = true;
     clearInterval(timer);
-    await consumption.stop();
+  };
+  const check = async () => {
+    if (!deleting) {
+      const step = legacyDurableStep({
+        now: Date.now(),
+        startedAt,
+        graceMs: deps.legacyGraceMs,
+        cutoff,
+        state: await bus.consumerState(legacyMediaInboundConsumer),
+      });
+      if (finished || step === 'wait') return;
+      if (step === 'take_cutoff') {
+        cutoff = await bus.lastSequence(networkEvent);
+        return;
+      }
+      await stopReading();
+      if (step === 'gone') return finish();
+      // Decided for good: a failed delete is tried again, not decided again.
+      deleting = true;
+    }
     await bus.deleteConsumer(legacyMediaInboundConsumer);
+    finish();
     log.info(
-      { durable: legacyMediaInboundConsumer.durable },
-      'earlier inbound media durable drained and deleted',
+      { durable: legacyMediaInboundConsumer.durable, cutoff },
+      'earlier inbound media durable retired',
     );
   };
   const timer = setInterval(() => {
     checking ??= check()
-      .catch((err: unknown) =>
-        log.warn({ err }, 'earlier inbound media durable: drain check failed; tried again'),
-      )
+      .catch((err: unknown) => log.warn({ err }, 'earlier inbound media durable: check failed; tried again'))
       .finally(() => {
         checking = undefined;
       });
-  }, LEGACY_DRAIN_CHECK_MS);
+  }, LEGACY_CHECK_MS);
   return {
-    done: consumption.done,
+    done: reading.done,
     async stop() {
-      stopped = true;
-      clearInterval(timer);
+      finish();
       await checking;
-      await consumption.stop();
+      await stopReading();
     },
   };
 }
 
 async function fetchFilesOf(
-  deps: FetchDeps & { log: Logger },
+  deps: WorkerDeps,
   event: NetworkEvent,
   ctx: DeliveryContext,
 ): Promise<Disposition | undefined> {
