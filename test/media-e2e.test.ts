@@ -312,15 +312,28 @@ describe('media between the inbox, its clients and the network', () => {
       ack_wait: 30_000_000_000,
       max_ack_pending: 1_000,
     });
+    const mediaSubject = networkMediaEvent.subject(instance());
+    const copiesBefore = await storedOn(mediaSubject);
     const { id: wamid } = await inbox.customerSays(waId, {
       type: 'image',
       image: { mime_type: 'image/jpeg', data_base64: jpeg(2_000).toString('base64') },
     });
-    await waitFor(async () => (await messageByWamid(waId, wamid)) !== undefined, 30_000, 'image stored');
+    // chats stores the body, then publishes both events: wait for both before removing the copy.
+    await waitFor(
+      async () =>
+        (await messageByWamid(waId, wamid)) !== undefined &&
+        (await storedOn(mediaSubject)) === copiesBefore + 1 &&
+        (await networkEventNaming(wamid).then(
+          () => true,
+          () => false,
+        )),
+      30_000,
+      'image stored and both its events published',
+    );
     // As an earlier chats would have left it: the body on events.network alone. Its copies on
     // events.network_media go, and the body is published once more under an id of its own
     // (that copy's id was taken by the one removed).
-    await jsm.streams.purge(eventsStream(), { filter: networkMediaEvent.subject(instance()) });
+    await jsm.streams.purge(eventsStream(), { filter: mediaSubject });
     const stored = await networkEventNaming(wamid);
     await bus.publish(networkEvent, { ...stored, event_id: `earlier-${stored.event_id}` });
     expect((await messageByWamid(waId, wamid))?.media).toBeNull();
@@ -331,10 +344,7 @@ describe('media between the inbox, its clients and the network', () => {
       async () =>
         jsm.consumers.info(eventsStream(), legacyMediaInboundConsumer.durable).then(
           () => false,
-          (err: unknown) => {
-            if (isNotFound(err)) return true;
-            throw err;
-          },
+          (err: unknown) => isNotFound(err),
         ),
       30_000,
       () => `the earlier durable retired (${inbox.media.output().slice(-2000)})`,

@@ -2,8 +2,8 @@
  * When the media service may delete the durable of earlier versions (`media-inbound`, on every
  * network event). While an earlier chats may still run, a body with files it stores exists only
  * on `events.network`, and that durable is what carries it over (it is forwarded to
- * `events.network_media`). So the durable stays for a grace after this process began reading it
- * (every chats of the instance is upgraded by then); after the grace, the stream's last sequence
+ * `events.network_media`). So the durable stays for a grace after the last body that needed the
+ * forward (every chats of the instance is upgraded by then); after the grace, the stream's last sequence
  * becomes the cutoff, and the durable goes once everything up to the cutoff is acknowledged
  * (or nothing at all is left on it).
  */
@@ -19,7 +19,10 @@ export type LegacyDurableStep =
 
 export interface LegacyDurableView {
   readonly now: number;
-  /** When this process began reading the durable. */
+  /**
+   * When the grace began: when this process began reading the durable, or later, when a body it
+   * forwarded last found no copy already there (an earlier chats still stores bodies).
+   */
   readonly startedAt: number;
   readonly graceMs: number;
   /** The stream's last sequence when the grace ended, once taken. */

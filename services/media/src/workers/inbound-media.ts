@@ -51,9 +51,14 @@ export async function startInboundMediaWorker(deps: WorkerDeps): Promise<Consump
     (event, ctx) => fetchFilesOf(deps, event, ctx),
     options,
   );
+  /** When a forward last found no copy already there: an earlier chats (or a backlog) still matters. */
+  const lastNeeded = { at: Date.now() };
   const forward = async (event: NetworkEvent): Promise<undefined> => {
-    if (event.kinds.includes('message') && inboundMediaOf(event.body).length > 0)
-      await bus.publish(networkMediaEvent, event, { idempotencyKey: networkMediaCopyId(event.event_id) });
+    if (!event.kinds.includes('message') || inboundMediaOf(event.body).length === 0) return undefined;
+    const ack = await bus.publish(networkMediaEvent, event, {
+      idempotencyKey: networkMediaCopyId(event.event_id),
+    });
+    if (!ack.duplicate) lastNeeded.at = Date.now();
     return undefined;
   };
   // Never created here: another worker may have retired it meanwhile.
@@ -64,7 +69,7 @@ export async function startInboundMediaWorker(deps: WorkerDeps): Promise<Consump
       await current.stop();
       throw err;
     });
-  const legacy = earlier && retireLegacy(deps, earlier);
+  const legacy = earlier && retireLegacy(deps, earlier, lastNeeded);
   const done = Promise.all([current.done, legacy?.done]).then(() => undefined);
   return {
     done,
@@ -74,10 +79,15 @@ export async function startInboundMediaWorker(deps: WorkerDeps): Promise<Consump
   };
 }
 
-/** Reads the durable of earlier versions until `legacyDurableStep` says it may go, then deletes it. */
-function retireLegacy(deps: WorkerDeps, reading: Consumption): Consumption {
+/**
+ * Reads the durable of earlier versions until `legacyDurableStep` says it may go, then deletes
+ * it. The grace runs from the last forward that found no copy already there (`lastNeeded`): such
+ * a body came from an earlier chats, or from before the upgrade, and while they keep coming the
+ * durable stays. A current chats publishes its copy before the body reaches the durable, so its
+ * forwards come back as duplicates.
+ */
+function retireLegacy(deps: WorkerDeps, reading: Consumption, lastNeeded: { at: number }): Consumption {
   const { bus, log } = deps;
-  const startedAt = Date.now();
   let cutoff: number | undefined;
   let stillReading = true;
   let deleting = false;
@@ -96,7 +106,7 @@ function retireLegacy(deps: WorkerDeps, reading: Consumption): Consumption {
     if (!deleting) {
       const step = legacyDurableStep({
         now: Date.now(),
-        startedAt,
+        startedAt: lastNeeded.at,
         graceMs: deps.legacyGraceMs,
         cutoff,
         state: await bus.consumerState(legacyMediaInboundConsumer),
@@ -106,11 +116,15 @@ function retireLegacy(deps: WorkerDeps, reading: Consumption): Consumption {
         cutoff = await bus.lastSequence(networkEvent);
         return;
       }
-      await stopReading();
-      if (step === 'gone') return finish();
-      // Decided for good: a failed delete is tried again, not decided again.
+      if (step === 'gone') {
+        await stopReading();
+        return finish();
+      }
+      // Decided for good before reading stops (new events then pile up on the durable): a
+      // failed stop or delete is tried again, not decided again.
       deleting = true;
     }
+    await stopReading();
     await bus.deleteConsumer(legacyMediaInboundConsumer);
     finish();
     log.info(
