@@ -3,9 +3,9 @@ import { type LegacyDurableView, legacyDurableStep } from './legacy-durable.ts';
 
 const view = (v: Partial<LegacyDurableView>): LegacyDurableView => ({
   now: 10_000,
-  startedAt: 0,
+  graceFrom: 0,
   graceMs: 5_000,
-  cutoff: 100,
+  cutoff: { seq: 100, graceFrom: 0 },
   state: { pending: 3, ackPending: 1, ackFloor: 90 },
   ...v,
 });
@@ -36,5 +36,17 @@ describe('legacyDurableStep', () => {
 
   it('deletes when nothing is left on it (its floor can stop below a cutoff it was never given)', () => {
     expect(legacyDurableStep(view({ state: { pending: 0, ackPending: 0, ackFloor: 98 } }))).toBe('delete');
+  });
+
+  it('holds a cutoff taken for an earlier grace void once the grace starts again', () => {
+    const acked = { pending: 4, ackPending: 0, ackFloor: 150 };
+    // Another body needed the forward at 8,000: a new grace, and the cutoff of 100 no longer counts.
+    expect(legacyDurableStep(view({ now: 10_000, graceFrom: 8_000, state: acked }))).toBe('wait');
+    expect(legacyDurableStep(view({ now: 13_000, graceFrom: 8_000, state: acked }))).toBe('take_cutoff');
+    expect(
+      legacyDurableStep(
+        view({ now: 13_000, graceFrom: 8_000, cutoff: { seq: 200, graceFrom: 8_000 }, state: acked }),
+      ),
+    ).toBe('wait');
   });
 });
