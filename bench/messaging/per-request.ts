@@ -21,7 +21,6 @@ import { parseArgs } from 'node:util';
 import { waitFor } from '@switchboard/testkit/tools';
 import { Pool } from 'undici';
 import { z } from 'zod';
-import { INBOX_SHAPES } from '../inbox-processes.ts';
 import { cpuPerRequest } from '../process-cpu.ts';
 import { runConcurrent, summary } from './stats.ts';
 import {
@@ -29,7 +28,9 @@ import {
   greetCustomers,
   postJson,
   replyBody,
+  STACK_ARGS,
   signedBy,
+  stackOptionsOf,
   startMessagingStack,
   watchCommitted,
 } from './workload.ts';
@@ -40,13 +41,11 @@ const args = parseArgs({
     requests: { type: 'string' },
     concurrency: { type: 'string', default: '32' },
     rounds: { type: 'string', default: '2' },
-    // Writes V8 CPU profiles of the gateway and chats into this directory.
-    profile: { type: 'string' },
-    shape: { type: 'string', default: 'processes' },
-    traces: { type: 'boolean', default: false },
+    ...STACK_ARGS,
   },
 }).values;
-const shape = z.enum(INBOX_SHAPES).parse(args.shape);
+const stackOptions = stackOptionsOf(args);
+const { shape, traces } = stackOptions;
 const phase = z.enum(['ingest', 'send']).parse(args.phase);
 const N = Number(args.requests ?? (phase === 'ingest' ? 6000 : 2000));
 const C = Number(args.concurrency);
@@ -54,11 +53,7 @@ const ROUNDS = Number(args.rounds);
 
 const { seed, sandbox, inbox, infra, cpuNow, traceExports, stop } = await startMessagingStack(
   'bench_per_request',
-  {
-    profile: args.profile,
-    shape,
-    traces: args.traces,
-  },
+  stackOptions,
 );
 const client = new Pool(inbox.url, { connections: C, pipelining: 1 });
 
@@ -128,11 +123,11 @@ process.stdout.write(
       benchmark: 'messaging-per-request',
       phase,
       shape,
-      traces: args.traces,
+      traces,
       requests: N,
       concurrency: C,
       rounds,
-      ...(args.traces && { trace_exports: traceExports() }),
+      ...(traces && { trace_exports: traceExports() }),
     },
     null,
     2,

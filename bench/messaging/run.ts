@@ -35,7 +35,6 @@ import { parseArgs } from 'node:util';
 import { repoRoot, waitFor } from '@switchboard/testkit/tools';
 import Fastify from 'fastify';
 import { Pool } from 'undici';
-import { INBOX_SHAPES } from '../inbox-processes.ts';
 import { cpuPerRequest, ownCpuMs } from '../process-cpu.ts';
 import { round } from '../stats.ts';
 import { startHopFloor } from './hop-floor.ts';
@@ -45,7 +44,9 @@ import {
   greetCustomers,
   postJson,
   replyBody,
+  STACK_ARGS,
   signedBy,
+  stackOptionsOf,
   startMessagingStack,
   watchCommitted,
 } from './workload.ts';
@@ -59,17 +60,11 @@ const args = parseArgs({
     // Requests before the first round of each throughput phase, to the pipeline and the raw
     // server alike.
     'warm-up': { type: 'string', default: '200' },
-    // Writes V8 CPU profiles of the gateway and chats into this directory (read them with
-    // bench/profile-summary.ts).
-    profile: { type: 'string' },
-    // The inbox as separate gateway and chats processes, or all of it in one process.
-    shape: { type: 'string', default: 'processes' },
-    // The inbox exports its traces (OTLP/HTTP to a loopback endpoint in this process).
-    traces: { type: 'boolean', default: false },
+    ...STACK_ARGS,
   },
 }).values;
-const shape = INBOX_SHAPES.find((s) => s === args.shape);
-if (!shape) throw new Error(`--shape must be one of ${INBOX_SHAPES.join(', ')}, got ${args.shape}`);
+const stackOptions = stackOptionsOf(args);
+const { shape, traces } = stackOptions;
 const N = Number(args.messages);
 const WARM_UP = Number(args['warm-up']);
 const C = Number(args.concurrency);
@@ -77,11 +72,7 @@ const C = Number(args.concurrency);
 // NATS_URL / DATABASE_URL when set, else nats-server and PostgreSQL of its own.
 const { infra, sandbox, seed, inbox, cpuNow, traceExports, stop } = await startMessagingStack(
   'bench_messaging',
-  {
-    profile: args.profile,
-    shape,
-    traces: args.traces,
-  },
+  stackOptions,
 );
 const { url, instance } = inbox;
 const benchCpuNow = () => ({ bench_and_raw_server: ownCpuMs() });
@@ -486,7 +477,7 @@ const result = {
   machine: { cpus: (await import('node:os')).cpus().length, node: process.version },
   parameters: {
     shape,
-    traces: args.traces,
+    traces,
     messages: N,
     concurrency: C,
     sequential: SEQUENTIAL,
@@ -568,14 +559,14 @@ const result = {
     rounds: sendRounds.map(roundFigure),
     network_wamids_seen_in_events: networkStatuses,
   },
-  ...(args.traces && { trace_exports: traceExports() }),
+  ...(traces && { trace_exports: traceExports() }),
 };
 process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
 await mkdir(join(repoRoot, 'bench/results'), { recursive: true });
 await writeFile(
   join(
     repoRoot,
-    `bench/results/${['messaging', ...(shape === 'processes' ? [] : [shape]), ...(args.traces ? ['traces'] : [])].join('-')}.json`,
+    `bench/results/${['messaging', ...(shape === 'processes' ? [] : [shape]), ...(traces ? ['traces'] : [])].join('-')}.json`,
   ),
   `${JSON.stringify(result, null, 2)}\n`,
 );

@@ -15,7 +15,7 @@ import { type LocalInfra, startLocalInfra } from '@switchboard/testkit/infra';
 import { waitFor } from '@switchboard/testkit/tools';
 import type { Pool } from 'undici';
 import { z } from 'zod';
-import { type BenchInbox, type InboxShape, startBenchInbox } from '../inbox-processes.ts';
+import { type BenchInbox, INBOX_SHAPES, type InboxShape, startBenchInbox } from '../inbox-processes.ts';
 import { startOtlpSink } from '../otlp-sink.ts';
 import { cpuMsOfTrees, ownCpuMs } from '../process-cpu.ts';
 
@@ -83,6 +83,25 @@ const inboxCpuReader = (inbox: BenchInbox, infra: LocalInfra) => () => ({
 /** The environment that makes a service write a V8 CPU profile `<name>.cpuprofile` into `dir` at exit. */
 const profiled = (dir: string | undefined, name: string): Record<string, string> =>
   dir ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${dir} --cpu-prof-name=${name}.cpuprofile` } : {};
+
+/** The command-line options of the stack (`startMessagingStack`) that every messaging bench takes. */
+export const STACK_ARGS = {
+  // Writes V8 CPU profiles of the inbox's processes into this directory (bench/profile-summary.ts).
+  profile: { type: 'string' },
+  // The inbox as separate gateway and chats processes, or all of it in one process.
+  shape: { type: 'string', default: 'processes' },
+  // The inbox exports its traces (OTLP/HTTP to a loopback endpoint in this process).
+  traces: { type: 'boolean', default: false },
+} as const;
+
+/** `startMessagingStack`'s options from the parsed `STACK_ARGS`. */
+export function stackOptionsOf(values: { profile?: string; shape?: string; traces?: boolean }) {
+  return {
+    profile: values.profile,
+    shape: z.enum(INBOX_SHAPES).parse(values.shape),
+    traces: values.traces ?? false,
+  };
+}
 
 /** When the sandbox posts a send's `sent`, `delivered` and `read`, as the network does, ms after it. */
 const STATUS_DELAYS_MS = { sent: 50, delivered: 100, read: 150 } as const;

@@ -38,22 +38,27 @@ const scannedWhole = (plan: string) => [...plan.matchAll(/Seq Scan on (\w+)/g)].
 const ids = [randomUUID(), randomUUID()];
 const waIds = ['491512000001', '491512000002'];
 
-/** A network body with a customer message and a status carrying the conversation's expiry. */
-function inbound(waId: string, seq: number): InboundBody {
+/**
+ * A network body with a customer message and a status carrying the conversation's expiry, or
+ * (`statusOnly`) the status alone, as each send brings back.
+ */
+function inbound(waId: string, seq: number, statusOnly = false): InboundBody {
   const raw = JSON.stringify(
     messagesWebhookBody(
       { wabaId: 'waba', displayPhoneNumber: '15550001234', phoneNumberId: '100000000000001' },
       {
-        contacts: [{ profile: { name: 'Ada' }, wa_id: waId }],
-        messages: [
-          {
-            from: waId,
-            id: `wamid.plan.${seq}`,
-            timestamp: '1800000000',
-            type: 'text',
-            text: { body: 'hi' },
-          },
-        ],
+        contacts: statusOnly ? [] : [{ profile: { name: 'Ada' }, wa_id: waId }],
+        messages: statusOnly
+          ? []
+          : [
+              {
+                from: waId,
+                id: `wamid.plan.${seq}`,
+                timestamp: '1800000000',
+                type: 'text',
+                text: { body: 'hi' },
+              },
+            ],
         statuses: [
           {
             id: `wamid.plan.out.${seq}`,
@@ -114,5 +119,12 @@ describe('plans of the batch statements on empty tables', () => {
     expect(plan).toMatch(/Update on chats/);
     expect(scannedWhole(plan)).not.toContain('chats');
     expect(scannedWhole(plan)).not.toContain('messages');
+  });
+
+  it('the fold of statuses alone (what each send brings back) reads chats by key', async () => {
+    const plan = await genericPlan(foldStatement(waIds.map((waId, i) => inbound(waId, i + 1, true))));
+    // The network's conversation window moves forward on the chat: found by its key.
+    expect(plan).toMatch(/Update on chats/);
+    expect(scannedWhole(plan)).not.toContain('chats');
   });
 });
