@@ -27,6 +27,18 @@ afterAll(async () => {
   await drop();
 });
 
+/**
+ * A one-connection pool of its own, listening for errors as `createDb`'s does: a connection the
+ * preparing pool retires is closed without being awaited, and the database dropped after the
+ * test terminates it while it closes; unheard, that error would be an uncaught exception.
+ */
+function ownPool(url: string): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
+  return pool;
+}
+
 const preparedTexts = async () =>
   (await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(db)).rows.map(
     (r) => r.statement,
@@ -67,7 +79,7 @@ describe('prepared statements', () => {
 
   it('retires a full connection that keeps running hot texts unnamed, so they are prepared again', async () => {
     const tdb = await freshDatabase('prepared_retire');
-    const pool = new pg.Pool({ connectionString: tdb.url, max: 1 });
+    const pool = ownPool(tdb.url);
     const own = new Kysely<Db>({
       dialect: new PostgresDialect({
         pool: preparingPool(pool, {
@@ -101,7 +113,7 @@ describe('prepared statements', () => {
     const connectionOf = async (opts: PreparedStatementOptions) => {
       const own = new Kysely<Db>({
         dialect: new PostgresDialect({
-          pool: preparingPool(new pg.Pool({ connectionString: tdb.url, max: 1 }), {
+          pool: preparingPool(ownPool(tdb.url), {
             perConnection: 1,
             retireAfterMisses: 2,
             ...opts,
