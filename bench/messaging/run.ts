@@ -24,7 +24,10 @@
  * Every figure is printed beside a raw baseline measured in the same run with the same client
  * and concurrency: a bare Fastify server answering the same POST with no work. The sequential
  * and idle sends also have a hop floor (`hop-floor.ts`): the same process hand-overs as a send
- * (front, nats-server, responder, one committed insert) with no work in between.
+ * (front, nats-server, responder, one committed insert) with no work in between; the ingest has
+ * an ingest floor (`ingest-floor.ts`): the gateway's and chats' hand-overs and batching (a
+ * JetStream publish per body, a pull consumer storing each batch in one statement and publishing
+ * an event per body) with none of their work, measured in every round between raw and pipeline.
  *
  *   node bench/messaging/run.ts [--messages 2000] [--concurrency 32] [--rounds 3] [--warm-up 200] [--profile DIR]
  *                               [--shape processes|one-process] [--traces]
@@ -35,9 +38,10 @@ import { parseArgs } from 'node:util';
 import { repoRoot, waitFor } from '@switchboard/testkit/tools';
 import Fastify from 'fastify';
 import { Pool } from 'undici';
-import { cpuPerRequest, ownCpuMs } from '../process-cpu.ts';
+import { cpuMsOfTrees, cpuPerRequest, ownCpuMs } from '../process-cpu.ts';
 import { round } from '../stats.ts';
 import { startHopFloor } from './hop-floor.ts';
+import { startIngestFloor } from './ingest-floor.ts';
 import { runConcurrent, summary } from './stats.ts';
 import {
   customerWebhook,
@@ -188,6 +192,32 @@ const ROUNDS = Number(args.rounds);
 if (!Number.isInteger(ROUNDS) || ROUNDS < 1)
   throw new Error(`--rounds must be a whole number from 1, got ${args.rounds}`);
 type Measured = Awaited<ReturnType<typeof measure>>;
+/** Accepted, then committed (the event out), of one round of `n` webhooks whose wamids are `ids`. */
+function persistedOf(m: Measured, ids: readonly string[], at: ReadonlyMap<string, number>) {
+  const commitTimes = ids.map((w) => at.get(w) ?? Number.NaN);
+  return summary(
+    ids.map((_, i) => (commitTimes[i] ?? 0) - ((m.answeredAt[i] ?? 0) - (m.durations[i] ?? 0))),
+    Math.max(...commitTimes) - m.startedAt,
+  );
+}
+
+// The ingest floor: the inbox's hand-overs with no work (ingest-floor.ts), on the same nats-server
+// and PostgreSQL, measured in each round between the raw baseline and the pipeline.
+const ingestFloor = await startIngestFloor({
+  natsUrl: infra.natsUrl,
+  databaseUrl: await infra.createDatabase('bench_ingest_floor'),
+});
+const ingestFloorClient = new Pool(ingestFloor.url, { connections: C, pipelining: 1 });
+const floorWatch = await watchCommitted(
+  infra.natsUrl,
+  { subject: ingestFloor.eventSubject },
+  { name: 'bench-ingest-floor' },
+);
+const floorCpuNow = () => ({
+  ...cpuMsOfTrees({ ...ingestFloor.pids, nats: infra.nats?.pid, postgres: infra.postgres?.pid }),
+  bench_and_raw_server: ownCpuMs(),
+});
+
 const ingestRounds: Array<{
   raw: Measured;
   accepted: Measured;
@@ -195,6 +225,7 @@ const ingestRounds: Array<{
   ratio: number;
   cpu: Record<string, number>;
   rawCpu: Record<string, number>;
+  floor: { accepted: Measured; persisted: ReturnType<typeof summary>; cpu: Record<string, number> };
 }> = [];
 for (let r = 0; r < ROUNDS; r++) {
   const first = r === 0;
@@ -210,6 +241,32 @@ for (let r = 0; r < ROUNDS; r++) {
     },
   );
   const rawCpu = cpuPerRequest(rawRound.cpuBefore, benchCpuNow(), N);
+  const floorRound = await measure(
+    `ingest floor, round ${r + 1}`,
+    ingestFloorClient,
+    ingestFloor.path,
+    (i) => webhookBody(`wamid.floor.b${r}.${i}`, i, now),
+    () => ({}),
+    {
+      cpu: floorCpuNow,
+      ...(first && {
+        warmUp: (i: number) => webhookBody(`wamid.floor.w${i}`, i, now),
+        warmUpCount: WARM_UP,
+        afterWarmUp: (count: number) =>
+          floorWatch.allCommitted(
+            Array.from({ length: count }, (_, i) => `wamid.floor.w${i}`),
+            'every warm-up webhook of the ingest floor stored',
+          ),
+      }),
+    },
+  );
+  const floorIds = Array.from({ length: N }, (_, i) => `wamid.floor.b${r}.${i}`);
+  await floorWatch.allCommitted(floorIds, `every webhook of ingest floor round ${r + 1} stored`);
+  const floor = {
+    accepted: floorRound,
+    persisted: persistedOf(floorRound, floorIds, floorWatch.committedAt),
+    cpu: cpuPerRequest(floorRound.cpuBefore, floorCpuNow(), N),
+  };
   const round_ = await measure(
     `ingest, round ${r + 1}`,
     client,
@@ -232,23 +289,29 @@ for (let r = 0; r < ROUNDS; r++) {
   const ids = Array.from({ length: N }, (_, i) => `wamid.bench.b${r}.${i}`);
   await allCommitted(ids, `every webhook of ingest round ${r + 1} committed`);
   const cpu = cpuPerRequest(round_.cpuBefore, cpuNow(), N);
-  const commitTimes = ids.map((w) => committedAt.get(w) ?? Number.NaN);
-  const persistedRound = summary(
-    ids.map((_, i) => (commitTimes[i] ?? 0) - ((round_.answeredAt[i] ?? 0) - (round_.durations[i] ?? 0))),
-    Math.max(...commitTimes) - round_.startedAt,
-  );
   ingestRounds.push({
     raw: rawRound,
     accepted: round_,
-    persisted: persistedRound,
+    persisted: persistedOf(round_, ids, committedAt),
     ratio: round_.per_second / rawRound.per_second,
     cpu,
     rawCpu,
+    floor,
   });
 }
+await floorWatch.close();
+await ingestFloorClient.close();
+await ingestFloor.stop();
 // The round whose ratio is the median: its accepted, raw and persisted figures are reported together.
 const medianIngest = medianBy(ingestRounds, (x) => x.ratio);
-const { raw: rawIngest, accepted: ingest, persisted, cpu: ingestCpu, rawCpu: rawIngestCpu } = medianIngest;
+const {
+  raw: rawIngest,
+  accepted: ingest,
+  persisted,
+  cpu: ingestCpu,
+  rawCpu: rawIngestCpu,
+  floor: ingestFloorRound,
+} = medianIngest;
 
 // ---- ingest paced at half the maximum: open loop, one request every 1/rate s ----
 const pacedRate = Math.max(1, Math.round(ingest.per_second / 2));
@@ -491,9 +554,19 @@ const result = {
     ratio_persisted_to_accepted: round(persisted.per_second / ingest.per_second, 3),
     cpu_us_per_webhook: ingestCpu,
     raw_baseline_cpu_us_per_webhook: rawIngestCpu,
+    floor: {
+      accepted: brief(ingestFloorRound.accepted),
+      ratio_to_raw: round(ingestFloorRound.accepted.per_second / rawIngest.per_second, 3),
+      persisted: brief(ingestFloorRound.persisted),
+      cpu_us_per_webhook: ingestFloorRound.cpu,
+    },
+    ratio_accepted_to_floor: round(ingest.per_second / ingestFloorRound.accepted.per_second, 3),
     rounds: ingestRounds.map((x) => ({
       ...roundFigure(x),
       persisted_ratio: round(x.persisted.per_second / x.accepted.per_second, 3),
+      floor_per_second: x.floor.accepted.per_second,
+      floor_ratio: round(x.floor.accepted.per_second / x.raw.per_second, 3),
+      floor_persisted_per_second: x.floor.persisted.per_second,
     })),
   },
   ingest_paced: {

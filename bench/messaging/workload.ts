@@ -159,21 +159,26 @@ export async function startMessagingStack(
 /**
  * When each network wamid was first seen committed: chats publishes every body's event on
  * `events.network` once its statement has committed, and this listens to that subject.
- * `onFirst` is told of each wamid once.
+ * `onFirst` is told of each wamid once. `from` is the inbox's instance (its events are validated
+ * as the contract says), or another subject whose events carry the body (the ingest floor's).
  */
 export async function watchCommitted(
   natsUrl: string,
-  instance: string,
+  from: string | { subject: string },
   opts: { name: string; onFirst?: (wamid: string) => void },
 ) {
   const nc = await connectNats(natsUrl, opts.name);
   const committedAt = new Map<string, number>();
   const waiting = new Map<string, () => void>();
   const decoder = new TextDecoder();
+  const [subject, schema] =
+    typeof from === 'string'
+      ? [networkEvent.subject(instanceId(from)), networkEvent.schema]
+      : [from.subject, z.object({ body: z.string() })];
   void (async () => {
-    for await (const m of nc.subscribe(networkEvent.subject(instanceId(instance)))) {
+    for await (const m of nc.subscribe(subject)) {
       const t = performance.now();
-      const event = networkEvent.schema.parse(JSON.parse(decoder.decode(m.data)));
+      const event = schema.parse(JSON.parse(decoder.decode(m.data)));
       for (const [, wamid] of event.body.matchAll(/"id":\s*"(wamid\.[^"]+)"/g)) {
         if (!wamid || committedAt.has(wamid)) continue;
         committedAt.set(wamid, t);
