@@ -11,6 +11,7 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { cpus, totalmem } from 'node:os';
+import { type JetStreamClient, jetstream } from '@nats-io/jetstream';
 import { type FanoutDatabase, fanoutMigrations } from '@switchboard/fanout';
 import { connectNats, createDb, migrate } from '@switchboard/kit';
 import {
@@ -28,6 +29,7 @@ import { Pool } from 'undici';
 import { paced } from '../pacing.ts';
 import { cpuMsOfTrees, cpuPerRequest, ownCpuMs } from '../process-cpu.ts';
 import { type LatencySummary, round, summarise } from '../stats.ts';
+import { startFanoutFloor } from './floor.ts';
 import { deadUrl, startBenchReceiver } from './receivers.ts';
 
 const quick = process.argv.includes('--quick');
@@ -214,6 +216,25 @@ async function deleteHooks(bus: Bus, ids: readonly string[]): Promise<void> {
   for (const id of ids) await bus.request(fanoutRpc.delete, { principal: admin, id });
 }
 
+/** The same burst for the fan-out floor: its events on its own subject, as fast as JetStream acknowledges them. */
+async function publishFloorBurst(
+  js: JetStreamClient,
+  subject: string,
+  count: number,
+): Promise<Map<string, number>> {
+  const sentAt = new Map<string, number>();
+  const events = Array.from({ length: count }, makeEvent);
+  let next = 0;
+  const worker = async () => {
+    for (let e = events[next++]; e; e = events[next++]) {
+      sentAt.set(e.event_id, performance.now());
+      await js.publish(subject, JSON.stringify(e));
+    }
+  };
+  await Promise.all(Array.from({ length: 256 }, worker));
+  return sentAt;
+}
+
 /** One event through every webhook: proves the child's consumers for them are running. */
 async function warmUp(bus: Bus, receivers: readonly Receiver[]): Promise<void> {
   const sentAt = await publishBurst(bus, 1);
@@ -252,7 +273,14 @@ function combine(rounds: readonly Round[]) {
 /** CPU used so far per process (ms): the fan-out, nats-server, PostgreSQL, and this process. */
 type CpuReader = () => Record<string, number>;
 
-async function runScenario(bus: Bus, s: Scenario, cpuNow: CpuReader) {
+/** What the fan-out floor of a scenario needs: NATS, and the processes whose CPU counts beside its own. */
+interface FloorContext {
+  natsUrl: string;
+  js: JetStreamClient;
+  infraPids: { nats: number | undefined; postgres: number | undefined };
+}
+
+async function runScenario(bus: Bus, s: Scenario, cpuNow: CpuReader, floorCtx: FloorContext) {
   log(`N=${s.webhooks}: starting receivers and webhooks`);
   const receivers = await Promise.all(Array.from({ length: s.webhooks }, () => startBenchReceiver()));
   const raw = rawPoster(receivers);
@@ -263,8 +291,24 @@ async function runScenario(bus: Bus, s: Scenario, cpuNow: CpuReader) {
     receivers.map((r) => r.url),
   );
   await warmUp(bus, receivers);
+  const floor = await startFanoutFloor({
+    natsUrl: floorCtx.natsUrl,
+    urls: receivers.map((r) => r.url),
+    concurrency: CONCURRENCY,
+  });
+  const floorCpuNow: CpuReader = () => ({
+    ...cpuMsOfTrees({ fanout_floor: floor.pid, ...floorCtx.infraPids }),
+    bench_and_receivers: ownCpuMs(),
+  });
+  await waitArrivals(
+    receivers,
+    await publishFloorBurst(floorCtx.js, floor.subject, 1),
+    'floor warm-up delivery',
+  );
+  for (const r of receivers) r.reset();
 
   const rawRounds: Round[] = [];
+  const floorRounds: Round[] = [];
   const fanRounds: Round[] = [];
   const publishSeconds: number[] = [];
   // Raw and fan-out alternate, so a noisy moment on the machine hits both alike.
@@ -284,6 +328,18 @@ async function runScenario(bus: Bus, s: Scenario, cpuNow: CpuReader) {
       rate: r.deliveries_per_s,
       latencies: latencies(receivers, rawSent),
       cpu: cpuPerRequest({ bench_and_receivers: rawCpu }, { bench_and_receivers: ownCpuMs() }, r.deliveries),
+    });
+    for (const rc of receivers) rc.reset();
+
+    const floorCpu = floorCpuNow();
+    const floorStart = performance.now();
+    const floorSent = await publishFloorBurst(floorCtx.js, floor.subject, s.burstEvents);
+    await waitArrivals(receivers, floorSent, 'floor burst deliveries');
+    const fl = throughput(receivers, floorSent, floorStart);
+    floorRounds.push({
+      rate: fl.deliveries_per_s,
+      latencies: latencies(receivers, floorSent),
+      cpu: cpuPerRequest(floorCpu, floorCpuNow(), fl.deliveries),
     });
     for (const rc of receivers) rc.reset();
 
@@ -323,8 +379,10 @@ async function runScenario(bus: Bus, s: Scenario, cpuNow: CpuReader) {
 
   await deleteHooks(bus, ids);
   await Promise.all(receivers.map((r) => r.close()));
+  await floor.stop();
   const fanBurst = combine(fanRounds);
   const rawBurst = combine(rawRounds);
+  const floorBurst = combine(floorRounds);
   return {
     webhooks: s.webhooks,
     burst: {
@@ -333,6 +391,9 @@ async function runScenario(bus: Bus, s: Scenario, cpuNow: CpuReader) {
       fanout: { ...fanBurst, publish_seconds_median: round(median(publishSeconds), 3) },
       raw: rawBurst,
       throughput_ratio: round(fanBurst.deliveries_per_s / rawBurst.deliveries_per_s, 3),
+      floor: floorBurst,
+      floor_ratio_to_raw: round(floorBurst.deliveries_per_s / rawBurst.deliveries_per_s, 3),
+      ratio_to_floor: round(fanBurst.deliveries_per_s / floorBurst.deliveries_per_s, 3),
     },
     paced: {
       events_per_s: s.pacedRate,
@@ -510,7 +571,14 @@ async function run(stops: Array<() => Promise<unknown>>): Promise<void> {
     );
     const results = [];
     for (const s of scenarios) {
-      if (only === undefined || String(s.webhooks) === only) results.push(await runScenario(bus, s, cpuNow));
+      if (only === undefined || String(s.webhooks) === only)
+        results.push(
+          await runScenario(bus, s, cpuNow, {
+            natsUrl,
+            js: jetstream(nc),
+            infraPids: { nats: infra.nats?.pid, postgres: infra.postgres?.pid },
+          }),
+        );
     }
     const iso = only === undefined ? await runIsolation(bus, db) : null;
     const report = {

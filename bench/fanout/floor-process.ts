@@ -1,0 +1,83 @@
+/**
+ * The fan-out floor (`floor.ts`): what a delivery costs on this machine when it goes the way
+ * the fan-out's does (one durable pull consumer per webhook on a JetStream stream, up to
+ * `FLOOR_CONCURRENCY` in flight each, the event's body POSTed over keep-alive connections, the
+ * acknowledgements of a moment sent together) with none of the fan-out's work: no webhook row,
+ * rights, signature, attempt log, retry schedule or tracing; of the event only the body is read.
+ *
+ * Environment: NATS_URL, FLOOR_STREAM and FLOOR_SUBJECT (created here), FLOOR_URLS (a JSON
+ * array: one webhook per URL), FLOOR_CONCURRENCY. Prints `fanout-floor ready` on stdout once
+ * every consumer is pulling.
+ */
+import { AckPolicy, DeliverPolicy, type JsMsg, jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { connectNats } from '@switchboard/kit';
+import { Pool } from 'undici';
+import { z } from 'zod';
+
+const env = z
+  .object({
+    NATS_URL: z.string().min(1),
+    FLOOR_STREAM: z.string().regex(/^[A-Za-z0-9_-]+$/),
+    FLOOR_SUBJECT: z.string().min(1),
+    FLOOR_URLS: z.string().transform((s) => z.array(z.url()).min(1).parse(JSON.parse(s))),
+    FLOOR_CONCURRENCY: z.coerce.number().int().positive(),
+  })
+  .parse(process.env);
+
+const nc = await connectNats(env.NATS_URL, 'fanout-floor');
+const jsm = await jetstreamManager(nc);
+const js = jetstream(nc);
+await jsm.streams.add({ name: env.FLOOR_STREAM, subjects: [env.FLOOR_SUBJECT] });
+
+/** The event's body, as the fan-out POSTs it. */
+const Event = z.object({ body: z.string() });
+
+// The fan-out's ack batcher: one socket write for the acknowledgements of a millisecond.
+let acks: JsMsg[] = [];
+function ack(m: JsMsg) {
+  acks.push(m);
+  if (acks.length === 1)
+    setTimeout(() => {
+      const batch = acks;
+      acks = [];
+      for (const a of batch) a.ack();
+    }, 1);
+}
+
+await Promise.all(
+  env.FLOOR_URLS.map(async (url, i) => {
+    const durable = `floor_${i}`;
+    await jsm.consumers.add(env.FLOOR_STREAM, {
+      durable_name: durable,
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.New,
+      filter_subject: env.FLOOR_SUBJECT,
+      max_ack_pending: env.FLOOR_CONCURRENCY,
+    });
+    const target = new URL(url);
+    const pool = new Pool(target.origin, { connections: env.FLOOR_CONCURRENCY });
+    const messages = await (await js.consumers.get(env.FLOOR_STREAM, durable)).consume({
+      max_messages: Math.max(256, env.FLOOR_CONCURRENCY * 16),
+    });
+    void (async () => {
+      for await (const m of messages) {
+        const { body } = Event.parse(m.json());
+        void pool
+          .request({
+            method: 'POST',
+            path: target.pathname,
+            body,
+            headers: { 'content-type': 'application/json' },
+          })
+          .then(async (res) => {
+            await res.body.dump();
+            if (res.statusCode < 300) ack(m);
+            else m.nak(1_000);
+          })
+          // The floor has no failures to handle under the bench: the message comes back later.
+          .catch(() => m.nak(1_000));
+      }
+    })();
+  }),
+);
+process.stdout.write('fanout-floor ready\n');
