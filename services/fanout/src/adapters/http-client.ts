@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import { webhookConnector } from '@switchboard/kit';
 import { Agent, type Dispatcher, request } from 'undici';
 import { type AttemptResult, describeError, errorClassOf } from '../domain/outcome.ts';
@@ -34,6 +35,30 @@ async function readExcerpt(body: Dispatcher.ResponseData['body']): Promise<strin
 }
 
 /**
+ * One attempt's deadline, for undici's `signal` (which takes an emitter of 'abort' in place of an
+ * AbortSignal). `AbortSignal.timeout` cost about 6 µs of CPU per request (an undici Agent POSTing
+ * to a loopback server, 15,000 requests at 16 in flight, best of six passes: 62.9 µs per request
+ * against 58.2 µs with this and 56.8 µs with no deadline), on a path the fan-out takes once per
+ * delivery. undici names its own abort `RequestAbortedError`, so `expired` says it was this one.
+ */
+class AttemptDeadline extends EventEmitter {
+  expired = false;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(ms: number) {
+    super();
+    this.timer = setTimeout(() => {
+      this.expired = true;
+      this.emit('abort');
+    }, ms);
+  }
+
+  clear(): void {
+    clearTimeout(this.timer);
+  }
+}
+
+/**
  * POSTs deliveries through one undici Agent: keep-alive pools per origin, redirects never
  * followed (a 3xx is a failed attempt), and the SSRF guard at connect time.
  */
@@ -60,13 +85,15 @@ export function createDeliveryClient(opts: {
   ): Promise<AttemptResult> {
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
+    // From connect to the last byte of the excerpt: a response that trickles in ends here too.
+    const deadline = new AttemptDeadline(timeoutMs);
     try {
       const res = await request(url, {
         dispatcher: agent,
         method: 'POST',
         headers: { 'user-agent': USER_AGENT, ...headers },
         body,
-        signal: AbortSignal.timeout(timeoutMs),
+        signal: deadline,
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,
       });
@@ -80,12 +107,21 @@ export function createDeliveryClient(opts: {
         durationMs: elapsed(),
       };
     } catch (err) {
+      if (deadline.expired)
+        return {
+          kind: 'error',
+          errorClass: 'timeout',
+          message: `no answer within the attempt timeout (${timeoutMs} ms)`,
+          durationMs: elapsed(),
+        };
       return {
         kind: 'error',
         errorClass: errorClassOf(err),
         message: describeError(err),
         durationMs: elapsed(),
       };
+    } finally {
+      deadline.clear();
     }
   }
 
