@@ -18,9 +18,10 @@
  */
 import { createHash } from 'node:crypto';
 import { AckPolicy, DeliverPolicy, type JsMsg, jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { headers } from '@nats-io/nats-core';
 import { connectNats } from '@switchboard/kit';
 import { instanceId } from '@switchboard/proto';
-import { streamConfigs } from '@switchboard/proto/bus';
+import { createReplyMux, streamConfigs } from '@switchboard/proto/bus';
 import Fastify from 'fastify';
 import pg from 'pg';
 import { z } from 'zod';
@@ -56,10 +57,20 @@ function perTurn(): (call: () => void) => void {
 }
 const atTurnEnd = perTurn();
 
+// Publishes wait for their PubAck through the inbox's own reply multiplexer (proto's), as the
+// gateway's and chats' do: the NATS client's request path costs more per call.
+const replies = createReplyMux(nc);
+const encoder = new TextEncoder();
+const PubAck = z.object({ duplicate: z.boolean().optional() });
+
 function publish(subject: string, data: string, msgID: string) {
+  const h = headers();
+  h.set('Nats-Msg-Id', msgID);
   return new Promise<{ duplicate: boolean }>((resolve, reject) =>
     atTurnEnd(() => {
-      js.publish(subject, data, { msgID }).then(resolve, reject);
+      replies.request(subject, encoder.encode(data), { headers: h, timeoutMs: 5_000 }).then((m) => {
+        resolve({ duplicate: PubAck.parse(m.json()).duplicate ?? false });
+      }, reject);
     }),
   );
 }

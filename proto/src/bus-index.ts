@@ -2,5 +2,6 @@
 // outbox publisher, the streams' configurations). Depends on NATS and OpenTelemetry.
 export * from './bus.ts';
 export * from './outbox.ts';
+export * from './reply-mux.ts';
 export * from './stream-configs.ts';
 export * from './trace.ts';
