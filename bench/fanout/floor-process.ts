@@ -11,6 +11,8 @@
  */
 import { AckPolicy, DeliverPolicy, type JsMsg, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connectNats } from '@switchboard/kit';
+import { instanceId } from '@switchboard/proto';
+import { streamConfigs } from '@switchboard/proto/bus';
 import { Pool } from 'undici';
 import { z } from 'zod';
 
@@ -27,7 +29,10 @@ const env = z
 const nc = await connectNats(env.NATS_URL, 'fanout-floor');
 const jsm = await jetstreamManager(nc);
 const js = jetstream(nc);
-await jsm.streams.add({ name: env.FLOOR_STREAM, subjects: [env.FLOOR_SUBJECT] });
+// As the instance's events stream (file storage, limits), under a name of its own.
+const events = streamConfigs(instanceId('floor')).find((c) => c.name.endsWith('_events'));
+if (!events) throw new Error('no events stream configuration');
+await jsm.streams.add({ ...events, name: env.FLOOR_STREAM, subjects: [env.FLOOR_SUBJECT] });
 
 /** The event's body, as the fan-out POSTs it. */
 const Event = z.object({ body: z.string() });
@@ -61,7 +66,12 @@ await Promise.all(
     });
     void (async () => {
       for await (const m of messages) {
-        const { body } = Event.parse(m.json());
+        const event = Event.safeParse(m.json());
+        if (!event.success) {
+          m.term();
+          continue;
+        }
+        const { body } = event.data;
         void pool
           .request({
             method: 'POST',

@@ -11,9 +11,8 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { cpus, totalmem } from 'node:os';
-import { type JetStreamClient, jetstream } from '@nats-io/jetstream';
 import { type FanoutDatabase, fanoutMigrations } from '@switchboard/fanout';
-import { connectNats, createDb, migrate } from '@switchboard/kit';
+import { connectNats, createDb, migrate, type NatsConnection } from '@switchboard/kit';
 import {
   fanoutRpc,
   instanceId,
@@ -22,7 +21,7 @@ import {
   networkEvent,
   principalLookup,
 } from '@switchboard/proto';
-import { type Bus, createBus } from '@switchboard/proto/bus';
+import { type Bus, createBus, createReplyMux, createWriteCoalescer } from '@switchboard/proto/bus';
 import { natsServerBinary, startLocalInfra } from '@switchboard/testkit/infra';
 import { admin, type Receiver, waitFor } from '@switchboard/testkit/tools';
 import { Pool } from 'undici';
@@ -216,9 +215,24 @@ async function deleteHooks(bus: Bus, ids: readonly string[]): Promise<void> {
   for (const id of ids) await bus.request(fanoutRpc.delete, { principal: admin, id });
 }
 
-/** The same burst for the fan-out floor: its events on its own subject, as fast as JetStream acknowledges them. */
+/** Publishes to any subject the way the bus does (one reply inbox, one socket write per turn), without a contract. */
+type FloorPublisher = (subject: string, data: string) => Promise<void>;
+
+function floorPublisher(nc: NatsConnection): FloorPublisher {
+  const replies = createReplyMux(nc);
+  const coalesced = createWriteCoalescer();
+  const encoder = new TextEncoder();
+  return async (subject, data) => {
+    const reply = await coalesced(() => replies.request(subject, encoder.encode(data), { timeoutMs: 5_000 }));
+    const ack: unknown = reply.json();
+    if (typeof ack === 'object' && ack !== null && 'error' in ack)
+      throw new Error(`the floor's stream refused an event: ${JSON.stringify(ack)}`);
+  };
+}
+
+/** The same burst for the fan-out floor: its events on its own subject, published as `publishBurst` publishes. */
 async function publishFloorBurst(
-  js: JetStreamClient,
+  publish: FloorPublisher,
   subject: string,
   count: number,
 ): Promise<Map<string, number>> {
@@ -228,7 +242,7 @@ async function publishFloorBurst(
   const worker = async () => {
     for (let e = events[next++]; e; e = events[next++]) {
       sentAt.set(e.event_id, performance.now());
-      await js.publish(subject, JSON.stringify(e));
+      await publish(subject, JSON.stringify(e));
     }
   };
   await Promise.all(Array.from({ length: 256 }, worker));
@@ -276,8 +290,10 @@ type CpuReader = () => Record<string, number>;
 /** What the fan-out floor of a scenario needs: NATS, and the processes whose CPU counts beside its own. */
 interface FloorContext {
   natsUrl: string;
-  js: JetStreamClient;
+  publish: FloorPublisher;
   infraPids: { nats: number | undefined; postgres: number | undefined };
+  /** Where the scenario registers the floor's stop, so a failed run stops it too. */
+  stops: Array<() => Promise<unknown>>;
 }
 
 async function runScenario(bus: Bus, s: Scenario, cpuNow: CpuReader, floorCtx: FloorContext) {
@@ -296,13 +312,20 @@ async function runScenario(bus: Bus, s: Scenario, cpuNow: CpuReader, floorCtx: F
     urls: receivers.map((r) => r.url),
     concurrency: CONCURRENCY,
   });
+  let floorStopped = false;
+  const stopFloor = async () => {
+    if (floorStopped) return;
+    floorStopped = true;
+    await floor.stop();
+  };
+  floorCtx.stops.push(stopFloor);
   const floorCpuNow: CpuReader = () => ({
     ...cpuMsOfTrees({ fanout_floor: floor.pid, ...floorCtx.infraPids }),
     bench_and_receivers: ownCpuMs(),
   });
   await waitArrivals(
     receivers,
-    await publishFloorBurst(floorCtx.js, floor.subject, 1),
+    await publishFloorBurst(floorCtx.publish, floor.subject, 1),
     'floor warm-up delivery',
   );
   for (const r of receivers) r.reset();
@@ -311,7 +334,7 @@ async function runScenario(bus: Bus, s: Scenario, cpuNow: CpuReader, floorCtx: F
   const floorRounds: Round[] = [];
   const fanRounds: Round[] = [];
   const publishSeconds: number[] = [];
-  // Raw and fan-out alternate, so a noisy moment on the machine hits both alike.
+  // Raw, the floor and the fan-out take turns, so a noisy moment on the machine hits all alike.
   for (let round_ = 0; round_ < ROUNDS; round_++) {
     log(`N=${s.webhooks}: burst of ${s.burstEvents} events, round ${round_ + 1}/${ROUNDS}`);
     const rawSent = new Map<string, number>();
@@ -333,7 +356,7 @@ async function runScenario(bus: Bus, s: Scenario, cpuNow: CpuReader, floorCtx: F
 
     const floorCpu = floorCpuNow();
     const floorStart = performance.now();
-    const floorSent = await publishFloorBurst(floorCtx.js, floor.subject, s.burstEvents);
+    const floorSent = await publishFloorBurst(floorCtx.publish, floor.subject, s.burstEvents);
     await waitArrivals(receivers, floorSent, 'floor burst deliveries');
     const fl = throughput(receivers, floorSent, floorStart);
     floorRounds.push({
@@ -379,7 +402,7 @@ async function runScenario(bus: Bus, s: Scenario, cpuNow: CpuReader, floorCtx: F
 
   await deleteHooks(bus, ids);
   await Promise.all(receivers.map((r) => r.close()));
-  await floor.stop();
+  await stopFloor();
   const fanBurst = combine(fanRounds);
   const rawBurst = combine(rawRounds);
   const floorBurst = combine(floorRounds);
@@ -575,8 +598,9 @@ async function run(stops: Array<() => Promise<unknown>>): Promise<void> {
         results.push(
           await runScenario(bus, s, cpuNow, {
             natsUrl,
-            js: jetstream(nc),
+            publish: floorPublisher(nc),
             infraPids: { nats: infra.nats?.pid, postgres: infra.postgres?.pid },
+            stops,
           }),
         );
     }

@@ -4,24 +4,26 @@
  *
  *   INGEST_FLOOR_ROLE=front:  HTTP `POST /floor` → a JetStream publish of the body (with a
  *                             message id, as the gateway's) → 200 after the PubAck
- *   INGEST_FLOOR_ROLE=folder: a durable pull consumer of that stream; the bodies that arrived
- *                             together go into PostgreSQL in one statement, then one JetStream
- *                             publish per body (the event the listeners wait for), then the acks
+ *   INGEST_FLOOR_ROLE=folder: a durable pull consumer of that stream, pulled and bounded as chats
+ *                             pulls its inbound durable; the bodies that arrived while the last
+ *                             statement ran go into PostgreSQL in one statement, then each body's
+ *                             event is published (with a PubAck) and the body acknowledged
  *
- * Both batch as the inbox does: the NATS calls of one event-loop turn share one socket write,
- * and the folder stores whatever arrived while its last statement ran. What the inbox does on top
+ * Both batch as the inbox does, with proto's pieces: the NATS calls of one event-loop turn share
+ * one socket write, PubAcks come back through one reply inbox. What the inbox does on top
  * (validation, parsing, persons, chats, messages, statuses, the event log, tracing) is left out.
  *
  * Environment: INGEST_FLOOR_ROLE, NATS_URL, INGEST_FLOOR_PREFIX (subjects `<prefix>.in` and
- * `<prefix>.events`); the front also PORT, the folder DATABASE_URL. Prints `ingest-floor ready`
- * on stdout once it takes requests.
+ * `<prefix>.events`), INGEST_FLOOR_STREAMS (a JSON array: the inbound and the events stream's
+ * names); the front also PORT, the folder DATABASE_URL. Prints `ingest-floor ready` on stdout
+ * once it takes requests.
  */
 import { createHash } from 'node:crypto';
 import { AckPolicy, DeliverPolicy, type JsMsg, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { headers } from '@nats-io/nats-core';
 import { connectNats } from '@switchboard/kit';
-import { instanceId } from '@switchboard/proto';
-import { createReplyMux, streamConfigs } from '@switchboard/proto/bus';
+import { consumers, instanceId } from '@switchboard/proto';
+import { atTurnEnd, createReplyMux, createWriteCoalescer, streamConfigs } from '@switchboard/proto/bus';
 import Fastify from 'fastify';
 import pg from 'pg';
 import { z } from 'zod';
@@ -31,67 +33,60 @@ const env = z
     z.object({ INGEST_FLOOR_ROLE: z.literal('front'), PORT: z.coerce.number().int().positive() }),
     z.object({ INGEST_FLOOR_ROLE: z.literal('folder'), DATABASE_URL: z.string().min(1) }),
   ])
-  .and(z.object({ NATS_URL: z.string().min(1), INGEST_FLOOR_PREFIX: z.string().regex(/^[a-z0-9_.]+$/) }))
+  .and(
+    z.object({
+      NATS_URL: z.string().min(1),
+      INGEST_FLOOR_PREFIX: z.string().regex(/^[a-z0-9_.]+$/),
+      INGEST_FLOOR_STREAMS: z
+        .string()
+        .transform((s) => z.tuple([z.string().min(1), z.string().min(1)]).parse(JSON.parse(s))),
+    }),
+  )
   .parse(process.env);
 
-const prefix = env.INGEST_FLOOR_PREFIX;
-const inSubject = `${prefix}.in`;
-const eventSubject = `${prefix}.events`;
-const streamOf = (kind: string) => `${prefix.replaceAll('.', '_')}_${kind}`;
+const inSubject = `${env.INGEST_FLOOR_PREFIX}.in`;
+const eventSubject = `${env.INGEST_FLOOR_PREFIX}.events`;
+const [inboundStream, eventsStream] = env.INGEST_FLOOR_STREAMS;
 
 const nc = await connectNats(env.NATS_URL, `ingest-floor-${env.INGEST_FLOOR_ROLE}`);
-const js = jetstream(nc);
-
-/** Calls made in one event-loop turn start together, so the client writes them in one go. */
-function perTurn(): (call: () => void) => void {
-  let queued: Array<() => void> = [];
-  return (call) => {
-    queued.push(call);
-    if (queued.length === 1)
-      setImmediate(() => {
-        const batch = queued;
-        queued = [];
-        for (const c of batch) c();
-      });
-  };
-}
-const atTurnEnd = perTurn();
-
-// Publishes wait for their PubAck through the inbox's own reply multiplexer (proto's), as the
-// gateway's and chats' do: the NATS client's request path costs more per call.
 const replies = createReplyMux(nc);
+const coalesced = createWriteCoalescer();
 const encoder = new TextEncoder();
-const PubAck = z.object({ duplicate: z.boolean().optional() });
+/** What JetStream answers a publish; an `error` instead means it was not stored. */
+const PubAck = z.object({ stream: z.string(), seq: z.number(), duplicate: z.boolean().optional() });
 
-function publish(subject: string, data: string, msgID: string) {
+/** A JetStream publish with a message id, answered by its PubAck, as proto's bus publishes. */
+async function publish(subject: string, data: string, msgID: string): Promise<{ duplicate: boolean }> {
   const h = headers();
   h.set('Nats-Msg-Id', msgID);
-  return new Promise<{ duplicate: boolean }>((resolve, reject) =>
-    atTurnEnd(() => {
-      replies.request(subject, encoder.encode(data), { headers: h, timeoutMs: 5_000 }).then((m) => {
-        resolve({ duplicate: PubAck.parse(m.json()).duplicate ?? false });
-      }, reject);
-    }),
+  const reply = await coalesced(() =>
+    replies.request(subject, encoder.encode(data), { headers: h, timeoutMs: 5_000 }),
   );
+  return { duplicate: PubAck.parse(reply.json()).duplicate ?? false };
 }
 
 if (env.INGEST_FLOOR_ROLE === 'folder') {
   // The streams as the inbox's (file storage, the same duplicate window), under names of their own.
   const jsm = await jetstreamManager(nc);
-  const [inbound, events] = streamConfigs(instanceId('floor'));
-  for (const [config, kind, subject] of [
-    [inbound, 'inbound', inSubject],
-    [events, 'events', eventSubject],
-  ] as const) {
-    await jsm.streams.add({ ...config, name: streamOf(kind), subjects: [subject] });
-  }
-  await jsm.consumers.add(streamOf('inbound'), {
+  const configs = streamConfigs(instanceId('floor'));
+  const like = (suffix: string) => {
+    const config = configs.find((c) => c.name.endsWith(suffix));
+    if (!config) throw new Error(`no stream configuration ending in ${suffix}`);
+    return config;
+  };
+  await jsm.streams.add({ ...like('_inbound'), name: inboundStream, subjects: [inSubject] });
+  await jsm.streams.add({ ...like('_events'), name: eventsStream, subjects: [eventSubject] });
+  // Bounded as chats' inbound durable is: the server's slots and the handlers at once.
+  const { maxAckPending, concurrency = maxAckPending } = consumers.chatsInbound;
+  await jsm.consumers.add(inboundStream, {
     durable_name: 'floor',
     ack_policy: AckPolicy.Explicit,
     deliver_policy: DeliverPolicy.All,
-    max_ack_pending: 10_000,
+    max_ack_pending: maxAckPending,
   });
   const db = new pg.Client({ connectionString: env.DATABASE_URL });
+  // A lost connection fails the statements in flight; the bench then times out and says so.
+  db.on('error', () => undefined);
   await db.connect();
   await db.query('create table if not exists ingest_floor (seq bigint primary key, body text not null)');
   const insert = {
@@ -101,39 +96,70 @@ if (env.INGEST_FLOOR_ROLE === 'folder') {
       'on conflict (seq) do nothing',
   };
 
-  let waiting: JsMsg[] = [];
-  let running = false;
-  const fold = async () => {
-    running = true;
-    while (waiting.length) {
-      const batch = waiting;
-      waiting = [];
+  // chats' group commit: whatever arrived while a statement ran is stored by the next one (at
+  // most 256 bodies), which starts as soon as that one commits.
+  interface Waiting {
+    m: JsMsg;
+    stored: () => void;
+    failed: (err: unknown) => void;
+  }
+  let queue: Waiting[] = [];
+  let draining = false;
+  const drain = async () => {
+    while (queue.length) {
+      const batch = queue.slice(0, 256);
+      queue = queue.slice(batch.length);
       try {
-        await db.query({ ...insert, values: [batch.map((m) => m.seq), batch.map((m) => m.string())] });
-        await Promise.all(
-          batch.map((m) => {
-            const body = m.string();
-            const id = createHash('sha256').update(body).digest('hex');
-            return publish(eventSubject, JSON.stringify({ event_id: id, body }), id);
-          }),
-        );
-        atTurnEnd(() => {
-          for (const m of batch) m.ack();
-        });
-      } catch {
-        // Comes back after AckWait; the floor has no failures to handle under the bench.
-        for (const m of batch) m.nak(1_000);
+        await db.query({ ...insert, values: [batch.map((w) => w.m.seq), batch.map((w) => w.m.string())] });
+        for (const w of batch) w.stored();
+      } catch (err) {
+        for (const w of batch) w.failed(err);
       }
     }
-    running = false;
+    draining = false;
   };
-  const messages = await (await js.consumers.get(streamOf('inbound'), 'floor')).consume({
-    max_messages: 1_000,
-  });
+  const store = (m: JsMsg) =>
+    new Promise<void>((stored, failed) => {
+      queue.push({ m, stored, failed });
+      if (!draining) {
+        draining = true;
+        setImmediate(() => void drain());
+      }
+    });
+
+  // chats' pulling: only as many messages as there are free handlers.
+  let inFlight = 0;
+  let wake: (() => void) | undefined;
+  const handle = async (m: JsMsg) => {
+    try {
+      await store(m);
+      const body = m.string();
+      const id = createHash('sha256').update(body).digest('hex');
+      await publish(eventSubject, JSON.stringify({ event_id: id, body }), id);
+      atTurnEnd(() => m.ack());
+    } catch {
+      // The floor has no failures to handle under the bench: the body comes back in a second.
+      m.nak(1_000);
+    } finally {
+      inFlight--;
+      wake?.();
+    }
+  };
+  const consumer = await jetstream(nc).consumers.get(inboundStream, 'floor');
   void (async () => {
-    for await (const m of messages) {
-      waiting.push(m);
-      if (!running) setImmediate(() => void (running ? undefined : fold()));
+    for (;;) {
+      if (inFlight >= concurrency) {
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+        });
+        wake = undefined;
+        continue;
+      }
+      const batch = await consumer.fetch({ max_messages: concurrency - inFlight, expires: 5_000 });
+      for await (const m of batch) {
+        inFlight++;
+        void handle(m);
+      }
     }
   })();
 } else {

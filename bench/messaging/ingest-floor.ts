@@ -6,6 +6,8 @@
  * this says what the inbox's hand-overs cost, so the ingest's distance from it is work.
  */
 import { join } from 'node:path';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connectNats } from '@switchboard/kit';
 import { freePort, repoRoot, type ServiceProcess, spawnService, waitFor } from '@switchboard/testkit/tools';
 
 export interface IngestFloor {
@@ -31,12 +33,26 @@ async function ready(p: ServiceProcess): Promise<void> {
 
 export async function startIngestFloor(opts: { natsUrl: string; databaseUrl: string }): Promise<IngestFloor> {
   const entry = join(repoRoot, 'bench/messaging/ingest-floor-process.ts');
-  const prefix = `bench.ingest_floor.p${process.pid}t${Date.now()}`;
+  const tag = `p${process.pid}t${Date.now()}`;
+  const prefix = `bench.ingest_floor.${tag}`;
+  const streams = [`bench_ingest_floor_${tag}_inbound`, `bench_ingest_floor_${tag}_events`];
   const port = await freePort();
-  const common = { NATS_URL: opts.natsUrl, INGEST_FLOOR_PREFIX: prefix };
+  const common = {
+    NATS_URL: opts.natsUrl,
+    INGEST_FLOOR_PREFIX: prefix,
+    INGEST_FLOOR_STREAMS: JSON.stringify(streams),
+  };
   const processes: ServiceProcess[] = [];
   const stop = async () => {
     await Promise.all(processes.map((p) => p.stop()));
+    // The streams (and their durable) go with the floor, also on a NATS given by NATS_URL.
+    const nc = await connectNats(opts.natsUrl, 'ingest-floor-cleanup');
+    try {
+      const jsm = await jetstreamManager(nc);
+      for (const name of streams) await jsm.streams.delete(name).catch(() => false);
+    } finally {
+      await nc.close();
+    }
   };
   try {
     // The folder first: it creates the streams the front publishes to.

@@ -227,81 +227,85 @@ const ingestRounds: Array<{
   rawCpu: Record<string, number>;
   floor: { accepted: Measured; persisted: ReturnType<typeof summary>; cpu: Record<string, number> };
 }> = [];
-for (let r = 0; r < ROUNDS; r++) {
-  const first = r === 0;
-  const rawRound = await measure(
-    `raw ingest, round ${r + 1}`,
-    rawClient,
-    ingestPath,
-    (i) => webhookBody(`r${r}.${i}`, i, now),
-    () => ({}),
-    {
-      cpu: benchCpuNow,
-      ...(first && { warmUp: (i: number) => webhookBody(`rw${i}`, i, now), warmUpCount: WARM_UP }),
-    },
-  );
-  const rawCpu = cpuPerRequest(rawRound.cpuBefore, benchCpuNow(), N);
-  const floorRound = await measure(
-    `ingest floor, round ${r + 1}`,
-    ingestFloorClient,
-    ingestFloor.path,
-    (i) => webhookBody(`wamid.floor.b${r}.${i}`, i, now),
-    () => ({}),
-    {
-      cpu: floorCpuNow,
-      ...(first && {
-        warmUp: (i: number) => webhookBody(`wamid.floor.w${i}`, i, now),
-        warmUpCount: WARM_UP,
-        afterWarmUp: (count: number) =>
-          floorWatch.allCommitted(
-            Array.from({ length: count }, (_, i) => `wamid.floor.w${i}`),
-            'every warm-up webhook of the ingest floor stored',
-          ),
-      }),
-    },
-  );
-  const floorIds = Array.from({ length: N }, (_, i) => `wamid.floor.b${r}.${i}`);
-  await floorWatch.allCommitted(floorIds, `every webhook of ingest floor round ${r + 1} stored`);
-  const floor = {
-    accepted: floorRound,
-    persisted: persistedOf(floorRound, floorIds, floorWatch.committedAt),
-    cpu: cpuPerRequest(floorRound.cpuBefore, floorCpuNow(), N),
-  };
-  const round_ = await measure(
-    `ingest, round ${r + 1}`,
-    client,
-    ingestPath,
-    (i) => webhookBody(`wamid.bench.b${r}.${i}`, i, now),
-    ingestHeaders,
-    {
-      cpu: cpuNow,
-      ...(first && {
-        warmUp: (i: number) => webhookBody(`wamid.bench.w${i}`, i, now),
-        warmUpCount: WARM_UP,
-        afterWarmUp: (count: number) =>
-          allCommitted(
-            Array.from({ length: count }, (_, i) => `wamid.bench.w${i}`),
-            'every warm-up webhook committed',
-          ),
-      }),
-    },
-  );
-  const ids = Array.from({ length: N }, (_, i) => `wamid.bench.b${r}.${i}`);
-  await allCommitted(ids, `every webhook of ingest round ${r + 1} committed`);
-  const cpu = cpuPerRequest(round_.cpuBefore, cpuNow(), N);
-  ingestRounds.push({
-    raw: rawRound,
-    accepted: round_,
-    persisted: persistedOf(round_, ids, committedAt),
-    ratio: round_.per_second / rawRound.per_second,
-    cpu,
-    rawCpu,
-    floor,
-  });
+// A failed round stops the floor too (its processes reconnect to NATS for ever otherwise).
+try {
+  for (let r = 0; r < ROUNDS; r++) {
+    const first = r === 0;
+    const rawRound = await measure(
+      `raw ingest, round ${r + 1}`,
+      rawClient,
+      ingestPath,
+      (i) => webhookBody(`r${r}.${i}`, i, now),
+      () => ({}),
+      {
+        cpu: benchCpuNow,
+        ...(first && { warmUp: (i: number) => webhookBody(`rw${i}`, i, now), warmUpCount: WARM_UP }),
+      },
+    );
+    const rawCpu = cpuPerRequest(rawRound.cpuBefore, benchCpuNow(), N);
+    const floorRound = await measure(
+      `ingest floor, round ${r + 1}`,
+      ingestFloorClient,
+      ingestFloor.path,
+      (i) => webhookBody(`wamid.floor.b${r}.${i}`, i, now),
+      () => ({}),
+      {
+        cpu: floorCpuNow,
+        ...(first && {
+          warmUp: (i: number) => webhookBody(`wamid.floor.w${i}`, i, now),
+          warmUpCount: WARM_UP,
+          afterWarmUp: (count: number) =>
+            floorWatch.allCommitted(
+              Array.from({ length: count }, (_, i) => `wamid.floor.w${i}`),
+              'every warm-up webhook of the ingest floor stored',
+            ),
+        }),
+      },
+    );
+    const floorIds = Array.from({ length: N }, (_, i) => `wamid.floor.b${r}.${i}`);
+    await floorWatch.allCommitted(floorIds, `every webhook of ingest floor round ${r + 1} stored`);
+    const floor = {
+      accepted: floorRound,
+      persisted: persistedOf(floorRound, floorIds, floorWatch.committedAt),
+      cpu: cpuPerRequest(floorRound.cpuBefore, floorCpuNow(), N),
+    };
+    const round_ = await measure(
+      `ingest, round ${r + 1}`,
+      client,
+      ingestPath,
+      (i) => webhookBody(`wamid.bench.b${r}.${i}`, i, now),
+      ingestHeaders,
+      {
+        cpu: cpuNow,
+        ...(first && {
+          warmUp: (i: number) => webhookBody(`wamid.bench.w${i}`, i, now),
+          warmUpCount: WARM_UP,
+          afterWarmUp: (count: number) =>
+            allCommitted(
+              Array.from({ length: count }, (_, i) => `wamid.bench.w${i}`),
+              'every warm-up webhook committed',
+            ),
+        }),
+      },
+    );
+    const ids = Array.from({ length: N }, (_, i) => `wamid.bench.b${r}.${i}`);
+    await allCommitted(ids, `every webhook of ingest round ${r + 1} committed`);
+    const cpu = cpuPerRequest(round_.cpuBefore, cpuNow(), N);
+    ingestRounds.push({
+      raw: rawRound,
+      accepted: round_,
+      persisted: persistedOf(round_, ids, committedAt),
+      ratio: round_.per_second / rawRound.per_second,
+      cpu,
+      rawCpu,
+      floor,
+    });
+  }
+} finally {
+  await floorWatch.close();
+  await ingestFloorClient.close();
+  await ingestFloor.stop();
 }
-await floorWatch.close();
-await ingestFloorClient.close();
-await ingestFloor.stop();
 // The round whose ratio is the median: its accepted, raw and persisted figures are reported together.
 const medianIngest = medianBy(ingestRounds, (x) => x.ratio);
 const {

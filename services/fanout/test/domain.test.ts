@@ -367,7 +367,9 @@ describe('delivery client', () => {
 });
 
 describe('delivery client deadline', () => {
-  it('ends an attempt whose response trickles in at the attempt timeout, keeping what arrived', async () => {
+  it('ends an attempt whose response trickles in at the attempt timeout, keeping what arrived', {
+    timeout: 5_000,
+  }, async () => {
     // Headers at once, then one byte every 50 ms for as long as the connection stays open: no
     // single wait reaches the headers or body timeout, only the attempt's own deadline ends it.
     const server = createServer((_req, res) => {
@@ -385,24 +387,6 @@ describe('delivery client deadline', () => {
       expect(result.durationMs).toBeGreaterThanOrEqual(350);
       expect(result.durationMs).toBeLessThan(2_000);
       expect(result.kind === 'response' && result.excerpt).toMatch(/^\.+$/);
-    } finally {
-      await client.close();
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-    }
-  });
-
-  it('names an attempt that ends at its deadline before any answer a timeout', async () => {
-    // Accepts the connection and never answers; the headers timeout is the attempt's too.
-    const server = createServer(() => {});
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const address = server.address();
-    const port = typeof address === 'object' && address ? address.port : 0;
-    const client = createDeliveryClient({ allowPrivateTargets: true, attemptTimeoutMs: 300 });
-    try {
-      const result = await client.post(`http://127.0.0.1:${port}/`, {}, '{}');
-      expect(result).toMatchObject({ kind: 'error', errorClass: 'timeout' });
-      expect(result.durationMs).toBeLessThan(2_000);
     } finally {
       await client.close();
       server.closeAllConnections();
