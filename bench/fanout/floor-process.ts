@@ -66,7 +66,13 @@ await Promise.all(
     });
     void (async () => {
       for await (const m of messages) {
-        const event = Event.safeParse(m.json());
+        let event: ReturnType<typeof Event.safeParse>;
+        try {
+          event = Event.safeParse(m.json());
+        } catch {
+          m.term();
+          continue;
+        }
         if (!event.success) {
           m.term();
           continue;
