@@ -1,18 +1,20 @@
 /**
  * The fan-out floor (`floor.ts`): what a delivery costs on this machine when it goes the way
- * the fan-out's does (one durable pull consumer per webhook on a JetStream stream, up to
- * `FLOOR_CONCURRENCY` in flight each, the event's body POSTed over keep-alive connections, the
- * acknowledgements of a moment sent together) with none of the fan-out's work: no webhook row,
- * rights, signature, attempt log, retry schedule or tracing; of the event only the body is read.
+ * the fan-out's does (one durable pull consumer per webhook on a JetStream stream, read by proto's
+ * delivery loop with up to `FLOOR_CONCURRENCY` in flight each, the event's body POSTed over
+ * keep-alive connections, the fan-out's acknowledgement batching) with none of the fan-out's
+ * work: no webhook row, rights, signature, attempt log or retry schedule; of the event only the
+ * body is read.
  *
  * Environment: NATS_URL, FLOOR_STREAM and FLOOR_SUBJECT (created here), FLOOR_URLS (a JSON
  * array: one webhook per URL), FLOOR_CONCURRENCY. Prints `fanout-floor ready` on stdout once
  * every consumer is pulling.
  */
-import { AckPolicy, DeliverPolicy, type JsMsg, jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { createAckBatcher } from '@switchboard/fanout';
 import { connectNats } from '@switchboard/kit';
 import { instanceId } from '@switchboard/proto';
-import { streamConfigs } from '@switchboard/proto/bus';
+import { runDeliveryLoop, settleNow, streamConfigs } from '@switchboard/proto/bus';
 import { Pool } from 'undici';
 import { z } from 'zod';
 
@@ -36,18 +38,8 @@ await jsm.streams.add({ ...events, name: env.FLOOR_STREAM, subjects: [env.FLOOR_
 
 /** The event's body, as the fan-out POSTs it. */
 const Event = z.object({ body: z.string() });
-
-// The fan-out's ack batcher: one socket write for the acknowledgements of a millisecond.
-let acks: JsMsg[] = [];
-function ack(m: JsMsg) {
-  acks.push(m);
-  if (acks.length === 1)
-    setTimeout(() => {
-      const batch = acks;
-      acks = [];
-      for (const a of batch) a.ack();
-    }, 1);
-}
+// The fan-out's own acknowledgement batching, shared by every webhook's loop as there.
+const acks = createAckBatcher();
 
 await Promise.all(
   env.FLOOR_URLS.map(async (url, i) => {
@@ -61,39 +53,28 @@ await Promise.all(
     });
     const target = new URL(url);
     const pool = new Pool(target.origin, { connections: env.FLOOR_CONCURRENCY });
-    const messages = await (await js.consumers.get(env.FLOOR_STREAM, durable)).consume({
-      max_messages: Math.max(256, env.FLOOR_CONCURRENCY * 16),
+    // As the fan-out's consumer loop: proto's delivery loop over `consume`, sized as there.
+    runDeliveryLoop({
+      messages: await (await js.consumers.get(env.FLOOR_STREAM, durable)).consume({
+        max_messages: Math.max(256, env.FLOOR_CONCURRENCY * 16),
+      }),
+      contract: durable,
+      durable,
+      schema: Event,
+      settle: (m, d) => acks.add(() => settleNow(m, d)),
+      // The floor has no failures to handle under the bench: a delivery comes back in a second.
+      retryDelayMs: () => 1_000,
+      handler: async ({ body }) => {
+        const res = await pool.request({
+          method: 'POST',
+          path: target.pathname,
+          body,
+          headers: { 'content-type': 'application/json' },
+        });
+        await res.body.dump();
+        return res.statusCode < 300 ? undefined : { kind: 'nak', delayMs: 1_000 };
+      },
     });
-    void (async () => {
-      for await (const m of messages) {
-        let event: ReturnType<typeof Event.safeParse>;
-        try {
-          event = Event.safeParse(m.json());
-        } catch {
-          m.term();
-          continue;
-        }
-        if (!event.success) {
-          m.term();
-          continue;
-        }
-        const { body } = event.data;
-        void pool
-          .request({
-            method: 'POST',
-            path: target.pathname,
-            body,
-            headers: { 'content-type': 'application/json' },
-          })
-          .then(async (res) => {
-            await res.body.dump();
-            if (res.statusCode < 300) ack(m);
-            else m.nak(1_000);
-          })
-          // The floor has no failures to handle under the bench: the message comes back later.
-          .catch(() => m.nak(1_000));
-      }
-    })();
   }),
 );
 process.stdout.write('fanout-floor ready\n');

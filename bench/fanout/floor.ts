@@ -3,9 +3,8 @@
  * durable per receiver on a stream of its own, so its rounds never reach the fan-out's durables.
  */
 import { join } from 'node:path';
-import { jetstreamManager } from '@nats-io/jetstream';
-import { connectNats } from '@switchboard/kit';
-import { repoRoot, type ServiceProcess, spawnService, waitFor } from '@switchboard/testkit/tools';
+import { repoRoot } from '@switchboard/testkit/tools';
+import { deleteStreams, spawnUntilReady } from '../floor-processes.ts';
 
 export interface FanoutFloor {
   /** Where events for the floor are published (`{ body }`, as a network event carries it). */
@@ -22,34 +21,32 @@ export async function startFanoutFloor(opts: {
   const tag = `p${process.pid}t${Date.now()}`;
   const subject = `bench.fanout_floor.${tag}.events`;
   const stream = `bench_fanout_floor_${tag}`;
-  const p: ServiceProcess = spawnService(join(repoRoot, 'bench/fanout/floor-process.ts'), {
-    NATS_URL: opts.natsUrl,
-    FLOOR_STREAM: stream,
-    FLOOR_SUBJECT: subject,
-    FLOOR_URLS: JSON.stringify(opts.urls),
-    FLOOR_CONCURRENCY: String(opts.concurrency),
-  });
-  const stopped = () => p.child.exitCode !== null || p.child.signalCode !== null;
-  const stop = async () => {
-    await p.stop();
-    // The stream (and its durables) go with the floor, also on a NATS given by NATS_URL.
-    const nc = await connectNats(opts.natsUrl, 'fanout-floor-cleanup');
-    try {
-      await (await jetstreamManager(nc)).streams.delete(stream).catch(() => false);
-    } finally {
-      await nc.close();
-    }
-  };
-  try {
-    await waitFor(
-      async () => /^fanout-floor ready$/m.test(p.output()) || stopped(),
-      30_000,
-      () => `the fan-out floor: ${p.output()}`,
-    );
-    if (stopped()) throw new Error(`the fan-out floor stopped while starting: ${p.output()}`);
-  } catch (err) {
-    await stop();
+  const [p] = await spawnUntilReady(
+    join(repoRoot, 'bench/fanout/floor-process.ts'),
+    [
+      {
+        NATS_URL: opts.natsUrl,
+        FLOOR_STREAM: stream,
+        FLOOR_SUBJECT: subject,
+        FLOOR_URLS: JSON.stringify(opts.urls),
+        FLOOR_CONCURRENCY: String(opts.concurrency),
+      },
+    ],
+    'fanout-floor ready',
+    'the fan-out floor',
+  ).catch(async (err: unknown) => {
+    await deleteStreams(opts.natsUrl, [stream]);
     throw err;
-  }
-  return { subject, pid: p.child.pid, stop };
+  });
+  let stopping: Promise<void> | undefined;
+  return {
+    subject,
+    pid: p?.child.pid,
+    // Once, whoever asks first: the scenario at its end, or the run's clean-up after a failure.
+    stop: () =>
+      (stopping ??= (async () => {
+        await p?.stop();
+        await deleteStreams(opts.natsUrl, [stream]);
+      })()),
+  };
 }

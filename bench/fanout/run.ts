@@ -12,7 +12,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { cpus, totalmem } from 'node:os';
 import { type FanoutDatabase, fanoutMigrations } from '@switchboard/fanout';
-import { connectNats, createDb, migrate, type NatsConnection } from '@switchboard/kit';
+import { connectNats, createDb, migrate } from '@switchboard/kit';
 import {
   fanoutRpc,
   instanceId,
@@ -21,10 +21,11 @@ import {
   networkEvent,
   principalLookup,
 } from '@switchboard/proto';
-import { type Bus, createBus, createReplyMux, createWriteCoalescer } from '@switchboard/proto/bus';
+import { type Bus, createBus } from '@switchboard/proto/bus';
 import { natsServerBinary, startLocalInfra } from '@switchboard/testkit/infra';
 import { admin, type Receiver, waitFor } from '@switchboard/testkit/tools';
 import { Pool } from 'undici';
+import { createJetStreamPublisher, type JetStreamPublisher } from '../jetstream-publisher.ts';
 import { paced } from '../pacing.ts';
 import { cpuMsOfTrees, cpuPerRequest, ownCpuMs } from '../process-cpu.ts';
 import { type LatencySummary, round, summarise } from '../stats.ts';
@@ -142,17 +143,21 @@ function lastArrival(receivers: readonly Receiver[], sentAt: ReadonlyMap<string,
 }
 
 /**
- * Publishes events to the instance's events stream as fast as JetStream acknowledges them
- * (a window of outstanding publishes), as chats does after storing network webhooks.
+ * Publishes `count` events as fast as JetStream acknowledges them (a window of outstanding
+ * publishes), as chats does after storing network webhooks: to the instance's events stream for
+ * the fan-out (`toFanout`), or to the floor's stream.
  */
-async function publishBurst(bus: Bus, count: number): Promise<Map<string, number>> {
+async function publishBurst(
+  publish: (e: NetworkEvent) => Promise<unknown>,
+  count: number,
+): Promise<Map<string, number>> {
   const sentAt = new Map<string, number>();
   const events = Array.from({ length: count }, makeEvent);
   let next = 0;
   const worker = async () => {
     for (let e = events[next++]; e; e = events[next++]) {
       sentAt.set(e.event_id, performance.now());
-      await bus.publish(networkEvent, e);
+      await publish(e);
     }
   };
   await Promise.all(Array.from({ length: 256 }, worker));
@@ -215,43 +220,12 @@ async function deleteHooks(bus: Bus, ids: readonly string[]): Promise<void> {
   for (const id of ids) await bus.request(fanoutRpc.delete, { principal: admin, id });
 }
 
-/** Publishes to any subject the way the bus does (one reply inbox, one socket write per turn), without a contract. */
-type FloorPublisher = (subject: string, data: string) => Promise<void>;
-
-function floorPublisher(nc: NatsConnection): FloorPublisher {
-  const replies = createReplyMux(nc);
-  const coalesced = createWriteCoalescer();
-  const encoder = new TextEncoder();
-  return async (subject, data) => {
-    const reply = await coalesced(() => replies.request(subject, encoder.encode(data), { timeoutMs: 5_000 }));
-    const ack: unknown = reply.json();
-    if (typeof ack === 'object' && ack !== null && 'error' in ack)
-      throw new Error(`the floor's stream refused an event: ${JSON.stringify(ack)}`);
-  };
-}
-
-/** The same burst for the fan-out floor: its events on its own subject, published as `publishBurst` publishes. */
-async function publishFloorBurst(
-  publish: FloorPublisher,
-  subject: string,
-  count: number,
-): Promise<Map<string, number>> {
-  const sentAt = new Map<string, number>();
-  const events = Array.from({ length: count }, makeEvent);
-  let next = 0;
-  const worker = async () => {
-    for (let e = events[next++]; e; e = events[next++]) {
-      sentAt.set(e.event_id, performance.now());
-      await publish(subject, JSON.stringify(e));
-    }
-  };
-  await Promise.all(Array.from({ length: 256 }, worker));
-  return sentAt;
-}
+/** Events for the fan-out: the instance's events stream, through the bus. */
+const toFanout = (bus: Bus) => (e: NetworkEvent) => bus.publish(networkEvent, e);
 
 /** One event through every webhook: proves the child's consumers for them are running. */
 async function warmUp(bus: Bus, receivers: readonly Receiver[]): Promise<void> {
-  const sentAt = await publishBurst(bus, 1);
+  const sentAt = await publishBurst(toFanout(bus), 1);
   await waitArrivals(receivers, sentAt, 'warm-up delivery');
   for (const r of receivers) r.reset();
 }
@@ -287,10 +261,36 @@ function combine(rounds: readonly Round[]) {
 /** CPU used so far per process (ms): the fan-out, nats-server, PostgreSQL, and this process. */
 type CpuReader = () => Record<string, number>;
 
+/**
+ * One burst through a publishing path (the fan-out's or the floor's) until every receiver has
+ * every event: its rate, latencies and CPU per delivery, and how long the publishing took.
+ */
+async function burstRound(
+  receivers: readonly Receiver[],
+  cpuNow: CpuReader,
+  publish: (e: NetworkEvent) => Promise<unknown>,
+  events: number,
+  what: string,
+): Promise<{ round: Round; publishSeconds: number }> {
+  const cpu = cpuNow();
+  const start = performance.now();
+  const sent = await publishBurst(publish, events);
+  const publishSeconds = (performance.now() - start) / 1000;
+  await waitArrivals(receivers, sent, `${what} burst deliveries`);
+  const t = throughput(receivers, sent, start);
+  const round_ = {
+    rate: t.deliveries_per_s,
+    latencies: latencies(receivers, sent),
+    cpu: cpuPerRequest(cpu, cpuNow(), t.deliveries),
+  };
+  for (const r of receivers) r.reset();
+  return { round: round_, publishSeconds };
+}
+
 /** What the fan-out floor of a scenario needs: NATS, and the processes whose CPU counts beside its own. */
 interface FloorContext {
   natsUrl: string;
-  publish: FloorPublisher;
+  publish: JetStreamPublisher;
   infraPids: { nats: number | undefined; postgres: number | undefined };
   /** Where the scenario registers the floor's stop, so a failed run stops it too. */
   stops: Array<() => Promise<unknown>>;
@@ -312,22 +312,13 @@ async function runScenario(bus: Bus, s: Scenario, cpuNow: CpuReader, floorCtx: F
     urls: receivers.map((r) => r.url),
     concurrency: CONCURRENCY,
   });
-  let floorStopped = false;
-  const stopFloor = async () => {
-    if (floorStopped) return;
-    floorStopped = true;
-    await floor.stop();
-  };
-  floorCtx.stops.push(stopFloor);
+  floorCtx.stops.push(() => floor.stop());
+  const toFloor = (e: NetworkEvent) => floorCtx.publish(floor.subject, JSON.stringify(e));
   const floorCpuNow: CpuReader = () => ({
     ...cpuMsOfTrees({ fanout_floor: floor.pid, ...floorCtx.infraPids }),
     bench_and_receivers: ownCpuMs(),
   });
-  await waitArrivals(
-    receivers,
-    await publishFloorBurst(floorCtx.publish, floor.subject, 1),
-    'floor warm-up delivery',
-  );
+  await waitArrivals(receivers, await publishBurst(toFloor, 1), 'floor warm-up delivery');
   for (const r of receivers) r.reset();
 
   const rawRounds: Round[] = [];
@@ -354,30 +345,10 @@ async function runScenario(bus: Bus, s: Scenario, cpuNow: CpuReader, floorCtx: F
     });
     for (const rc of receivers) rc.reset();
 
-    const floorCpu = floorCpuNow();
-    const floorStart = performance.now();
-    const floorSent = await publishFloorBurst(floorCtx.publish, floor.subject, s.burstEvents);
-    await waitArrivals(receivers, floorSent, 'floor burst deliveries');
-    const fl = throughput(receivers, floorSent, floorStart);
-    floorRounds.push({
-      rate: fl.deliveries_per_s,
-      latencies: latencies(receivers, floorSent),
-      cpu: cpuPerRequest(floorCpu, floorCpuNow(), fl.deliveries),
-    });
-    for (const rc of receivers) rc.reset();
-
-    const fanCpu = cpuNow();
-    const fanStart = performance.now();
-    const fanSent = await publishBurst(bus, s.burstEvents);
-    publishSeconds.push((performance.now() - fanStart) / 1000);
-    await waitArrivals(receivers, fanSent, 'burst deliveries');
-    const f = throughput(receivers, fanSent, fanStart);
-    fanRounds.push({
-      rate: f.deliveries_per_s,
-      latencies: latencies(receivers, fanSent),
-      cpu: cpuPerRequest(fanCpu, cpuNow(), f.deliveries),
-    });
-    for (const rc of receivers) rc.reset();
+    floorRounds.push((await burstRound(receivers, floorCpuNow, toFloor, s.burstEvents, 'floor')).round);
+    const fan = await burstRound(receivers, cpuNow, toFanout(bus), s.burstEvents, 'fan-out');
+    fanRounds.push(fan.round);
+    publishSeconds.push(fan.publishSeconds);
   }
 
   log(`N=${s.webhooks}: paced ${s.pacedRate} events/s for ${s.pacedSeconds} s`);
@@ -402,7 +373,7 @@ async function runScenario(bus: Bus, s: Scenario, cpuNow: CpuReader, floorCtx: F
 
   await deleteHooks(bus, ids);
   await Promise.all(receivers.map((r) => r.close()));
-  await stopFloor();
+  await floor.stop();
   const fanBurst = combine(fanRounds);
   const rawBurst = combine(rawRounds);
   const floorBurst = combine(floorRounds);
@@ -598,7 +569,7 @@ async function run(stops: Array<() => Promise<unknown>>): Promise<void> {
         results.push(
           await runScenario(bus, s, cpuNow, {
             natsUrl,
-            publish: floorPublisher(nc),
+            publish: createJetStreamPublisher(nc),
             infraPids: { nats: infra.nats?.pid, postgres: infra.postgres?.pid },
             stops,
           }),

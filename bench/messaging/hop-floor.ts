@@ -5,7 +5,8 @@
  * removing a hop; the raw baseline (one process answering) does not say that.
  */
 import { join } from 'node:path';
-import { freePort, repoRoot, type ServiceProcess, spawnService, waitFor } from '@switchboard/testkit/tools';
+import { freePort, repoRoot } from '@switchboard/testkit/tools';
+import { spawnUntilReady } from '../floor-processes.ts';
 
 export interface HopFloor {
   /** Base URL of the front; `POST /floor` answers 202 once the responder's insert committed. */
@@ -19,26 +20,17 @@ export async function startHopFloor(opts: { natsUrl: string; databaseUrl: string
   const subject = `bench.hop-floor.${process.pid}.${Date.now()}`;
   const port = await freePort();
   const common = { NATS_URL: opts.natsUrl, HOP_FLOOR_SUBJECT: subject };
-  const processes: ServiceProcess[] = [
-    spawnService(entry, { ...common, HOP_FLOOR_ROLE: 'responder', DATABASE_URL: opts.databaseUrl }),
-    spawnService(entry, { ...common, HOP_FLOOR_ROLE: 'front', PORT: String(port) }),
-  ];
+  const processes = await spawnUntilReady(
+    entry,
+    [
+      { ...common, HOP_FLOOR_ROLE: 'responder', DATABASE_URL: opts.databaseUrl },
+      { ...common, HOP_FLOOR_ROLE: 'front', PORT: String(port) },
+    ],
+    'hop-floor ready',
+    'the hop floor',
+  );
   const stop = async () => {
     await Promise.all(processes.map((p) => p.stop()));
   };
-  try {
-    for (const p of processes) {
-      const stopped = () => p.child.exitCode !== null || p.child.signalCode !== null;
-      await waitFor(
-        async () => /^hop-floor ready$/m.test(p.output()) || stopped(),
-        30_000,
-        () => `the hop floor: ${p.output()}`,
-      );
-      if (stopped()) throw new Error(`a hop floor process stopped while starting: ${p.output()}`);
-    }
-  } catch (err) {
-    await stop();
-    throw err;
-  }
   return { url: `http://127.0.0.1:${port}`, path: '/floor', stop };
 }

@@ -2,16 +2,17 @@
  * One process of the ingest floor (`ingest-floor.ts`): the same process hand-overs as an
  * inbound webhook, with no work in between.
  *
- *   INGEST_FLOOR_ROLE=front:  HTTP `POST /floor` → a JetStream publish of the body (with a
- *                             message id, as the gateway's) → 200 after the PubAck
- *   INGEST_FLOOR_ROLE=folder: a durable pull consumer of that stream, pulled and bounded as chats
- *                             pulls its inbound durable; the bodies that arrived while the last
- *                             statement ran go into PostgreSQL in one statement, then each body's
- *                             event is published (with a PubAck) and the body acknowledged
+ *   INGEST_FLOOR_ROLE=front:  HTTP `POST /floor` → a JetStream publish of the body in an envelope
+ *                             (with a message id, as the gateway's) → 200 after the PubAck
+ *   INGEST_FLOOR_ROLE=folder: a durable of that stream read by proto's delivery loop, bounded as
+ *                             chats reads its inbound durable; the bodies go into PostgreSQL
+ *                             through chats' group commit (those that arrived while a statement
+ *                             ran, in the next one), then each body's event is published (with a
+ *                             PubAck) and the body acknowledged
  *
- * Both batch as the inbox does, with proto's pieces: the NATS calls of one event-loop turn share
- * one socket write, PubAcks come back through one reply inbox. What the inbox does on top
- * (validation, parsing, persons, chats, messages, statuses, the event log, tracing) is left out.
+ * The pieces are the inbox's own: proto's delivery loop and publishing, chats' group commit. What
+ * the inbox does on top (parsing the body, persons, chats, messages, statuses, the event log) is
+ * left out.
  *
  * Environment: INGEST_FLOOR_ROLE, NATS_URL, INGEST_FLOOR_PREFIX (subjects `<prefix>.in` and
  * `<prefix>.events`), INGEST_FLOOR_STREAMS (a JSON array: the inbound and the events stream's
@@ -19,14 +20,15 @@
  * once it takes requests.
  */
 import { createHash } from 'node:crypto';
-import { AckPolicy, DeliverPolicy, type JsMsg, jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { headers } from '@nats-io/nats-core';
+import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { createGroupCommit } from '@switchboard/chats';
 import { connectNats } from '@switchboard/kit';
 import { consumers, instanceId } from '@switchboard/proto';
-import { atTurnEnd, createReplyMux, createWriteCoalescer, streamConfigs } from '@switchboard/proto/bus';
+import { runDeliveryLoop, streamConfigs } from '@switchboard/proto/bus';
 import Fastify from 'fastify';
 import pg from 'pg';
 import { z } from 'zod';
+import { createJetStreamPublisher } from '../jetstream-publisher.ts';
 
 const env = z
   .discriminatedUnion('INGEST_FLOOR_ROLE', [
@@ -49,21 +51,9 @@ const eventSubject = `${env.INGEST_FLOOR_PREFIX}.events`;
 const [inboundStream, eventsStream] = env.INGEST_FLOOR_STREAMS;
 
 const nc = await connectNats(env.NATS_URL, `ingest-floor-${env.INGEST_FLOOR_ROLE}`);
-const replies = createReplyMux(nc);
-const coalesced = createWriteCoalescer();
-const encoder = new TextEncoder();
-/** What JetStream answers a publish; an `error` instead means it was not stored. */
-const PubAck = z.object({ stream: z.string(), seq: z.number(), duplicate: z.boolean().optional() });
-
-/** A JetStream publish with a message id, answered by its PubAck, as proto's bus publishes. */
-async function publish(subject: string, data: string, msgID: string): Promise<{ duplicate: boolean }> {
-  const h = headers();
-  h.set('Nats-Msg-Id', msgID);
-  const reply = await coalesced(() =>
-    replies.request(subject, encoder.encode(data), { headers: h, timeoutMs: 5_000 }),
-  );
-  return { duplicate: PubAck.parse(reply.json()).duplicate ?? false };
-}
+const publish = createJetStreamPublisher(nc);
+/** What the front puts on the stream, as the gateway wraps a network body. */
+const Envelope = z.object({ body: z.string() });
 
 if (env.INGEST_FLOOR_ROLE === 'folder') {
   // The streams as the inbox's (file storage, the same duplicate window), under names of their own.
@@ -95,80 +85,40 @@ if (env.INGEST_FLOOR_ROLE === 'folder') {
       'insert into ingest_floor (seq, body) select * from unnest($1::bigint[], $2::text[]) ' +
       'on conflict (seq) do nothing',
   };
-
-  // chats' group commit: whatever arrived while a statement ran is stored by the next one (at
-  // most 256 bodies), which starts as soon as that one commits.
-  interface Waiting {
-    m: JsMsg;
-    stored: () => void;
-    failed: (err: unknown) => void;
-  }
-  let queue: Waiting[] = [];
-  let draining = false;
-  const drain = async () => {
-    while (queue.length) {
-      const batch = queue.slice(0, 256);
-      queue = queue.slice(batch.length);
-      try {
-        await db.query({ ...insert, values: [batch.map((w) => w.m.seq), batch.map((w) => w.m.string())] });
-        for (const w of batch) w.stored();
-      } catch (err) {
-        for (const w of batch) w.failed(err);
-      }
-    }
-    draining = false;
-  };
-  const store = (m: JsMsg) =>
-    new Promise<void>((stored, failed) => {
-      queue.push({ m, stored, failed });
-      if (!draining) {
-        draining = true;
-        setImmediate(() => void drain());
-      }
-    });
-
-  // chats' pulling: only as many messages as there are free handlers.
-  let inFlight = 0;
-  let wake: (() => void) | undefined;
-  const handle = async (m: JsMsg) => {
-    try {
-      await store(m);
-      const body = m.string();
+  const stored = createGroupCommit<{ seq: number; body: string }, void>(
+    async (rows) => {
+      await db.query({ ...insert, values: [rows.map((r) => r.seq), rows.map((r) => r.body)] });
+      return rows.map(() => undefined);
+    },
+    { maxBatch: 256 },
+  );
+  runDeliveryLoop({
+    contract: 'ingest-floor',
+    durable: 'floor',
+    schema: Envelope,
+    fetchFrom: await jetstream(nc).consumers.get(inboundStream, 'floor'),
+    concurrency,
+    // The floor has no failures to handle under the bench: a body comes back in a second.
+    retryDelayMs: () => 1_000,
+    handler: async ({ body }, ctx) => {
+      await stored.submit({ seq: ctx.seq, body });
       const id = createHash('sha256').update(body).digest('hex');
       await publish(eventSubject, JSON.stringify({ event_id: id, body }), id);
-      atTurnEnd(() => m.ack());
-    } catch {
-      // The floor has no failures to handle under the bench: the body comes back in a second.
-      m.nak(1_000);
-    } finally {
-      inFlight--;
-      wake?.();
-    }
-  };
-  const consumer = await jetstream(nc).consumers.get(inboundStream, 'floor');
-  void (async () => {
-    for (;;) {
-      if (inFlight >= concurrency) {
-        await new Promise<void>((resolve) => {
-          wake = resolve;
-        });
-        wake = undefined;
-        continue;
-      }
-      const batch = await consumer.fetch({ max_messages: concurrency - inFlight, expires: 5_000 });
-      for await (const m of batch) {
-        inFlight++;
-        void handle(m);
-      }
-    }
-  })();
+      return undefined;
+    },
+  });
 } else {
   const app = Fastify({ logger: false, bodyLimit: 4 * 1024 * 1024 });
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => done(null, body));
   app.post('/floor', async (req) => {
     const body = z.string().parse(req.body);
-    const ack = await publish(inSubject, body, createHash('sha256').update(body).digest('hex'));
+    const envelope: z.input<typeof Envelope> = { body };
+    const ack = await publish(
+      inSubject,
+      JSON.stringify(envelope),
+      createHash('sha256').update(body).digest('hex'),
+    );
     return { status: 'accepted', duplicate: ack.duplicate };
   });
   await app.listen({ host: '127.0.0.1', port: env.PORT });

@@ -6,9 +6,8 @@
  * this says what the inbox's hand-overs cost, so the ingest's distance from it is work.
  */
 import { join } from 'node:path';
-import { jetstreamManager } from '@nats-io/jetstream';
-import { connectNats } from '@switchboard/kit';
-import { freePort, repoRoot, type ServiceProcess, spawnService, waitFor } from '@switchboard/testkit/tools';
+import { freePort, repoRoot } from '@switchboard/testkit/tools';
+import { deleteStreams, spawnUntilReady } from '../floor-processes.ts';
 
 export interface IngestFloor {
   /** Base URL of the front; `POST /floor` answers 200 once the body is in the floor's stream. */
@@ -21,18 +20,7 @@ export interface IngestFloor {
   stop(): Promise<void>;
 }
 
-async function ready(p: ServiceProcess): Promise<void> {
-  const stopped = () => p.child.exitCode !== null || p.child.signalCode !== null;
-  await waitFor(
-    async () => /^ingest-floor ready$/m.test(p.output()) || stopped(),
-    30_000,
-    () => `the ingest floor: ${p.output()}`,
-  );
-  if (stopped()) throw new Error(`an ingest floor process stopped while starting: ${p.output()}`);
-}
-
 export async function startIngestFloor(opts: { natsUrl: string; databaseUrl: string }): Promise<IngestFloor> {
-  const entry = join(repoRoot, 'bench/messaging/ingest-floor-process.ts');
   const tag = `p${process.pid}t${Date.now()}`;
   const prefix = `bench.ingest_floor.${tag}`;
   const streams = [`bench_ingest_floor_${tag}_inbound`, `bench_ingest_floor_${tag}_events`];
@@ -42,39 +30,29 @@ export async function startIngestFloor(opts: { natsUrl: string; databaseUrl: str
     INGEST_FLOOR_PREFIX: prefix,
     INGEST_FLOOR_STREAMS: JSON.stringify(streams),
   };
-  const processes: ServiceProcess[] = [];
-  const stop = async () => {
-    await Promise.all(processes.map((p) => p.stop()));
-    // The streams (and their durable) go with the floor, also on a NATS given by NATS_URL.
-    const nc = await connectNats(opts.natsUrl, 'ingest-floor-cleanup');
-    try {
-      const jsm = await jetstreamManager(nc);
-      for (const name of streams) await jsm.streams.delete(name).catch(() => false);
-    } finally {
-      await nc.close();
-    }
-  };
-  try {
-    // The folder first: it creates the streams the front publishes to.
-    const folder = spawnService(entry, {
-      ...common,
-      INGEST_FLOOR_ROLE: 'folder',
-      DATABASE_URL: opts.databaseUrl,
-    });
-    processes.push(folder);
-    await ready(folder);
-    const front = spawnService(entry, { ...common, INGEST_FLOOR_ROLE: 'front', PORT: String(port) });
-    processes.push(front);
-    await ready(front);
-    return {
-      url: `http://127.0.0.1:${port}`,
-      path: '/floor',
-      eventSubject: `${prefix}.events`,
-      pids: { floor_front: front.child.pid, floor_folder: folder.child.pid },
-      stop,
-    };
-  } catch (err) {
-    await stop();
+  // The folder first: it creates the streams the front publishes to.
+  const [folder, front] = await spawnUntilReady(
+    join(repoRoot, 'bench/messaging/ingest-floor-process.ts'),
+    [
+      { ...common, INGEST_FLOOR_ROLE: 'folder', DATABASE_URL: opts.databaseUrl },
+      { ...common, INGEST_FLOOR_ROLE: 'front', PORT: String(port) },
+    ],
+    'ingest-floor ready',
+    'the ingest floor',
+  ).catch(async (err: unknown) => {
+    await deleteStreams(opts.natsUrl, streams);
     throw err;
-  }
+  });
+  let stopping: Promise<void> | undefined;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    path: '/floor',
+    eventSubject: `${prefix}.events`,
+    pids: { floor_front: front?.child.pid, floor_folder: folder?.child.pid },
+    stop: () =>
+      (stopping ??= (async () => {
+        await Promise.all([folder, front].map((p) => p?.stop()));
+        await deleteStreams(opts.natsUrl, streams);
+      })()),
+  };
 }

@@ -579,7 +579,7 @@ export async function pingNats(nc: NatsConnection, timeoutMs = 2_000): Promise<b
 const PUBLISH_TIMEOUT_MS = 5_000;
 
 /** The stream's answer to a publish: its acknowledgement, or its refusal as the client's error. */
-function pubAckOf(reply: { data: Uint8Array }): PubAck {
+export function pubAckOf(reply: { data: Uint8Array }): PubAck {
   const decoded = decodeJson(reply.data);
   const v = decoded.ok ? (decoded.value as Partial<PubAck> & { error?: ApiError }) : {};
   if (v.error) throw new JetStreamApiError(v.error);

@@ -2,5 +2,6 @@
 // test/ and tools: what another package may use of chats is exported here.
 export { type ChatsConfig, ChatsConfigSchema, loadConfig } from './config.ts';
 export type { ChatsDatabase } from './db.ts';
+export { createGroupCommit, type GroupCommit } from './domain/group-commit.ts';
 export { chatsMigrations } from './migrations/index.ts';
 export { type Chats, createChats, createContactProviderSecretsBox } from './service.ts';

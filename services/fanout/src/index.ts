@@ -5,3 +5,4 @@ export { defaultSettings, type FanoutSettings } from './domain/settings.ts';
 export { createFanoutMigrations, fanoutMigrations } from './migrations/index.ts';
 export { runFanout } from './server.ts';
 export { createFanout, type Fanout } from './service.ts';
+export { type AckBatcher, createAckBatcher } from './workers/ack-batcher.ts';
