@@ -35,6 +35,10 @@ export const consumers = {
     // handlers running at once, so thousands of bodies waiting for a retry never stall the
     // healthy ones. No attempt limit: chats decides every failure (retried, or a dead letter).
     maxAckPending: 4_096,
-    concurrency: 64,
+    // Bodies that arrive while a fold runs go into the next one: with 64 handlers chats persisted
+    // 0.795-0.823 of what a fast gateway accepted (6,000 webhooks at concurrency 32), with 256
+    // 0.93-0.96, at the same CPU per body. Meta's bodies are a few KB; at the gateway's 3 MB
+    // limit 256 would hold up to 768 MB.
+    concurrency: 256,
   }),
 } as const;
