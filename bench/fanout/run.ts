@@ -8,6 +8,7 @@
  *   node bench/fanout/run.ts --quick    (smaller workloads, for a smoke run)
  *   node bench/fanout/run.ts --only=10 --burst-events=2000   (one scenario, a longer burst)
  *   node bench/fanout/run.ts --only=10 --warm-up-deliveries=0   (measure a fan-out just started)
+ *   node bench/fanout/run.ts --only=10 --fanout-processes=2     (the fan-out as two workers)
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -86,6 +87,17 @@ const warmUpArg = process.argv
 const warmUpDeliveries = warmUpArg === undefined ? (quick ? 0 : 20_000) : Number(warmUpArg);
 if (!Number.isInteger(warmUpDeliveries) || warmUpDeliveries < 0)
   throw new Error(`--warm-up-deliveries must be a whole number from 0, got ${warmUpArg}`);
+/**
+ * `--fanout-processes=N` (1): the fan-out as N processes sharing the durables, as ops scale it.
+ * The raw client and the floor stay one process each, so a figure with N > 1 answers "what does
+ * a second worker give on this machine", not the ratio the targets speak of.
+ */
+const processesArg = process.argv
+  .find((a) => a.startsWith('--fanout-processes='))
+  ?.slice('--fanout-processes='.length);
+const fanoutProcesses = processesArg === undefined ? 1 : Number(processesArg);
+if (!Number.isInteger(fanoutProcesses) || fanoutProcesses < 1)
+  throw new Error(`--fanout-processes must be a whole number from 1, got ${processesArg}`);
 const isolation = quick ? { rate: 20, seconds: 2 } : { rate: 50, seconds: 6 };
 /** `--only=10` runs just that scenario (and no isolation run), for quick comparisons. */
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
@@ -543,38 +555,46 @@ async function run(stops: Array<() => Promise<unknown>>): Promise<void> {
 
   // The fan-out runs as its own process, as deployed.
   const childLog: string[] = [];
-  const child: ChildProcess = spawn(
-    process.execPath,
-    [
-      // e.g. FANOUT_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the fan-out process.
-      ...(process.env.FANOUT_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
-      new URL('../../services/fanout/src/main.ts', import.meta.url).pathname,
-    ],
-    {
-      env: {
-        PATH: process.env.PATH ?? '',
-        DATABASE_URL: dbUrl,
-        NATS_URL: natsUrl,
-        INSTANCE_ID: instance,
-        LOG_LEVEL: 'warn',
-        OTEL_SDK_DISABLED: 'true',
-        WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-        INBOX_SECRET_KEY: 'bench-secret-key-0123456789abcdef0123',
+  const spawnFanout = (): ChildProcess => {
+    const child = spawn(
+      process.execPath,
+      [
+        // e.g. FANOUT_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the fan-out process.
+        ...(process.env.FANOUT_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
+        new URL('../../services/fanout/src/main.ts', import.meta.url).pathname,
+      ],
+      {
+        env: {
+          PATH: process.env.PATH ?? '',
+          DATABASE_URL: dbUrl,
+          NATS_URL: natsUrl,
+          INSTANCE_ID: instance,
+          LOG_LEVEL: 'warn',
+          OTEL_SDK_DISABLED: 'true',
+          WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+          INBOX_SECRET_KEY: 'bench-secret-key-0123456789abcdef0123',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  child.stdout?.on('data', (b: Buffer) => childLog.push(b.toString()));
-  child.stderr?.on('data', (b: Buffer) => childLog.push(b.toString()));
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  const cpuNow: CpuReader = () => ({
-    ...cpuMsOfTrees({ fanout: child.pid, nats: infra.nats?.pid, postgres: infra.postgres?.pid }),
-    bench_and_receivers: ownCpuMs(),
-  });
-  stops.push(async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-    await exited;
-  });
+    );
+    child.stdout?.on('data', (b: Buffer) => childLog.push(b.toString()));
+    child.stderr?.on('data', (b: Buffer) => childLog.push(b.toString()));
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    stops.push(async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited;
+    });
+    return child;
+  };
+  const children = Array.from({ length: fanoutProcesses }, spawnFanout);
+  const cpuNow: CpuReader = () => {
+    const fanouts = cpuMsOfTrees(Object.fromEntries(children.map((c, i) => [`fanout_${i}`, c.pid])));
+    return {
+      fanout: Object.values(fanouts).reduce((sum, ms) => sum + ms, 0),
+      ...cpuMsOfTrees({ nats: infra.nats?.pid, postgres: infra.postgres?.pid }),
+      bench_and_receivers: ownCpuMs(),
+    };
+  };
 
   try {
     await waitFor(
@@ -602,6 +622,7 @@ async function run(stops: Array<() => Promise<unknown>>): Promise<void> {
       benchmark: 'fanout',
       quick,
       warm_up_deliveries: warmUpDeliveries,
+      fanout_processes: fanoutProcesses,
       machine: machine(),
       notes:
         'latency = publish of the network event to the events stream -> request received by the webhook; ' +
