@@ -395,6 +395,36 @@ describe('delivery client deadline', () => {
   });
 });
 
+describe('delivery client targets', () => {
+  it('sends each URL to its own path and query, and refuses one that is not http(s)', async () => {
+    const seen: string[] = [];
+    const server = createServer((req, res) => {
+      seen.push(req.url ?? '');
+      req.resume();
+      req.on('end', () => res.end('ok'));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const address = server.address();
+    const port = typeof address === 'object' && address ? address.port : 0;
+    const client = createDeliveryClient({ allowPrivateTargets: true, attemptTimeoutMs: 2_000 });
+    try {
+      const base = `http://127.0.0.1:${port}`;
+      // Each URL twice: the second attempt goes where the first did.
+      for (const url of [`${base}/a?x=1&y=2`, `${base}/b`, `${base}/a?x=1&y=2`, `${base}/b`])
+        expect(await client.post(url, {}, '{}')).toMatchObject({ kind: 'response', status: 200 });
+      expect(seen).toEqual(['/a?x=1&y=2', '/b', '/a?x=1&y=2', '/b']);
+      expect(await client.post('ftp://127.0.0.1/file', {}, '{}')).toMatchObject({
+        kind: 'error',
+        errorClass: 'other',
+      });
+    } finally {
+      await client.close();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
 describe('configuration', () => {
   const env = { DATABASE_URL: 'postgres://u@127.0.0.1/db', INBOX_SECRET_KEY: TEST_SECRET_KEY };
 
