@@ -64,40 +64,32 @@ const scenarios: Scenario[] = quick
       { webhooks: 10, burstEvents: 500, pacedRate: 50, pacedSeconds: 5 },
       { webhooks: 100, burstEvents: 50, pacedRate: 5, pacedSeconds: 5 },
     ];
-/** `--burst-events=N`: every scenario's burst has N events (to see how the rate depends on the burst's length). */
-const burstEvents = process.argv
-  .find((a) => a.startsWith('--burst-events='))
-  ?.slice('--burst-events='.length);
-if (burstEvents !== undefined) {
-  const n = Number(burstEvents);
-  if (!Number.isInteger(n) || n < 1)
-    throw new Error(`--burst-events must be a whole number from 1, got ${burstEvents}`);
-  for (const s of scenarios) s.burstEvents = n;
+/** `--name=N`, a whole number from `min`; `undefined` when not given. */
+function wholeNumberOption(name: string, min: number): number | undefined {
+  const given = process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+  if (given === undefined) return undefined;
+  const n = Number(given);
+  if (!Number.isInteger(n) || n < min)
+    throw new Error(`--${name} must be a whole number from ${min}, got ${given}`);
+  return n;
 }
+/** `--burst-events=N`: every scenario's burst has N events (to see how the rate depends on the burst's length). */
+const burstEvents = wholeNumberOption('burst-events', 1);
+if (burstEvents !== undefined) for (const s of scenarios) s.burstEvents = burstEvents;
 /**
- * `--warm-up-deliveries=N` (20,000; none with `--quick`): before a scenario's measured rounds,
- * one unmeasured burst of about N deliveries (N ÷ webhooks events) through the raw client, the
- * floor and the fan-out alike. A fan-out process just started spent 100–124 µs of CPU per
+ * `--warm-up-deliveries=D` (20,000; none with `--quick`): before a scenario's measured rounds,
+ * one unmeasured burst of about D deliveries (D ÷ webhooks events) through the raw client, the
+ * floor and the fan-out alike. A fan-out process just started spent 98–130 µs of CPU per
  * delivery in its first 15,000 deliveries and 54–64 µs after 20,000 more; the rounds measure the
  * second, as a fan-out that has been running a while.
  */
-const warmUpArg = process.argv
-  .find((a) => a.startsWith('--warm-up-deliveries='))
-  ?.slice('--warm-up-deliveries='.length);
-const warmUpDeliveries = warmUpArg === undefined ? (quick ? 0 : 20_000) : Number(warmUpArg);
-if (!Number.isInteger(warmUpDeliveries) || warmUpDeliveries < 0)
-  throw new Error(`--warm-up-deliveries must be a whole number from 0, got ${warmUpArg}`);
+const warmUpDeliveries = wholeNumberOption('warm-up-deliveries', 0) ?? (quick ? 0 : 20_000);
 /**
  * `--fanout-processes=N` (1): the fan-out as N processes sharing the durables, as ops scale it.
  * The raw client and the floor stay one process each, so a figure with N > 1 answers "what does
  * a second worker give on this machine", not the ratio the targets speak of.
  */
-const processesArg = process.argv
-  .find((a) => a.startsWith('--fanout-processes='))
-  ?.slice('--fanout-processes='.length);
-const fanoutProcesses = processesArg === undefined ? 1 : Number(processesArg);
-if (!Number.isInteger(fanoutProcesses) || fanoutProcesses < 1)
-  throw new Error(`--fanout-processes must be a whole number from 1, got ${processesArg}`);
+const fanoutProcesses = wholeNumberOption('fanout-processes', 1) ?? 1;
 const isolation = quick ? { rate: 20, seconds: 2 } : { rate: 50, seconds: 6 };
 /** `--only=10` runs just that scenario (and no isolation run), for quick comparisons. */
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
