@@ -46,7 +46,8 @@ export const MediaConfigSchema = BaseEnvSchema.extend({
   MEDIA_UPLOAD_TIMEOUT: envDuration('30m').refine((ms) => ms > 0, 'more than 0'),
   /**
    * How long the durable of earlier versions (`media-inbound`) is still read after this process
-   * began reading it: longer than an upgrade of every chats process of the instance takes.
+   * began reading it, or after the last body an earlier chats stored: longer than an upgrade of
+   * every chats process of the instance takes.
    */
   MEDIA_LEGACY_DURABLE_GRACE: envDuration('1h'),
 }).superRefine((c, ctx) => {

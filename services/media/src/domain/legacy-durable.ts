@@ -1,3 +1,5 @@
+import type { ConsumerState } from '@switchboard/proto/bus';
+
 /**
  * When the media service may delete the durable of earlier versions (`media-inbound`, on every
  * network event). While an earlier chats may still run, a body with files it stores exists only
@@ -28,8 +30,8 @@ export interface LegacyDurableView {
   readonly graceMs: number;
   /** The stream's last sequence when a grace ended, and which grace (its `graceFrom`). */
   readonly cutoff: { readonly seq: number; readonly graceFrom: number } | undefined;
-  /** The durable's state (`Bus.consumerState`); null when it does not exist. */
-  readonly state: { pending: number; ackPending: number; ackFloor: number } | null;
+  /** The durable's state; null when it does not exist. */
+  readonly state: ConsumerState | null;
 }
 
 export function legacyDurableStep(v: LegacyDurableView): LegacyDurableStep {

@@ -45,7 +45,7 @@ export async function startInboundMediaWorker(deps: WorkerDeps): Promise<Consump
 }
 
 async function fetchFilesOf(
-  deps: WorkerDeps,
+  deps: FetchDeps & { log: Logger },
   event: NetworkEvent,
   ctx: DeliveryContext,
 ): Promise<Disposition | undefined> {
