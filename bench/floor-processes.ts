@@ -4,19 +4,20 @@
  */
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connectNats } from '@switchboard/kit';
+import { isNotFound } from '@switchboard/proto/bus';
 import { type ServiceProcess, spawnService, waitFor } from '@switchboard/testkit/tools';
 
 /**
  * Starts `entry` once per environment, in order, each after the one before printed `readyLine`;
  * when one fails to start, those already started are stopped and the error names `what`.
  */
-export async function spawnUntilReady(
+async function spawnUntilReady(
   entry: string,
   envs: ReadonlyArray<Record<string, string>>,
   readyLine: string,
   what: string,
 ): Promise<ServiceProcess[]> {
-  const ready = new RegExp(`^${readyLine}$`, 'm');
+  const ready = (output: string) => output.split('\n').includes(readyLine);
   const started: ServiceProcess[] = [];
   try {
     for (const env of envs) {
@@ -24,7 +25,7 @@ export async function spawnUntilReady(
       started.push(p);
       const stopped = () => p.child.exitCode !== null || p.child.signalCode !== null;
       await waitFor(
-        async () => ready.test(p.output()) || stopped(),
+        async () => ready(p.output()) || stopped(),
         30_000,
         () => `${what}: ${p.output()}`,
       );
@@ -38,12 +39,52 @@ export async function spawnUntilReady(
 }
 
 /** Deletes the named streams (with their durables); one that is already gone is no error. */
-export async function deleteStreams(natsUrl: string, names: readonly string[]): Promise<void> {
+async function deleteStreams(natsUrl: string, names: readonly string[]): Promise<void> {
+  if (names.length === 0) return;
   const nc = await connectNats(natsUrl, 'bench-floor-cleanup');
   try {
     const jsm = await jetstreamManager(nc);
-    for (const name of names) await jsm.streams.delete(name).catch(() => false);
+    for (const name of names)
+      await jsm.streams.delete(name).catch((err: unknown) => {
+        if (!isNotFound(err)) throw err;
+      });
   } finally {
     await nc.close();
   }
+}
+
+/** A floor's processes (in the order of their environments) and its one stop. */
+export interface FloorProcesses {
+  readonly processes: readonly ServiceProcess[];
+  /** Stops the processes, then deletes the streams; once, whoever asks first (the scenario, or a failed run's clean-up). */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a floor (`spawnUntilReady`) whose processes create `streams`: they are deleted when it
+ * stops, and when it fails to start.
+ */
+export async function startFloor(opts: {
+  entry: string;
+  envs: ReadonlyArray<Record<string, string>>;
+  readyLine: string;
+  what: string;
+  natsUrl: string;
+  streams: readonly string[];
+}): Promise<FloorProcesses> {
+  const processes = await spawnUntilReady(opts.entry, opts.envs, opts.readyLine, opts.what).catch(
+    async (err: unknown) => {
+      await deleteStreams(opts.natsUrl, opts.streams);
+      throw err;
+    },
+  );
+  let stopping: Promise<void> | undefined;
+  return {
+    processes,
+    stop: () =>
+      (stopping ??= (async () => {
+        await Promise.all(processes.map((p) => p.stop()));
+        await deleteStreams(opts.natsUrl, opts.streams);
+      })()),
+  };
 }

@@ -19,6 +19,7 @@ import { messagesWebhookBody } from '@switchboard/proto';
 import { startLocalInfra } from '@switchboard/testkit/infra';
 import { freePort, repoRoot, spawnService, uniqueInstanceId, waitFor } from '@switchboard/testkit/tools';
 import { Pool } from 'undici';
+import { wholeNumber } from '../options.ts';
 import { paced } from '../pacing.ts';
 import { round, summarise } from '../stats.ts';
 import { startBenchReceiver } from './receivers.ts';
@@ -31,11 +32,11 @@ const args = parseArgs({
     warmup: { type: 'string', default: '1' },
   },
 }).values;
-const N = Number(args.webhooks);
-const RATE = Number(args.rate);
-const SECONDS = Number(args.seconds);
+const N = wholeNumber(args.webhooks, 'webhooks', 1);
+const RATE = wholeNumber(args.rate, 'rate', 1);
+const SECONDS = wholeNumber(args.seconds, 'seconds', 1);
 const EVENTS = RATE * SECONDS;
-const WARMUP_SECONDS = Number(args.warmup);
+const WARMUP_SECONDS = wholeNumber(args.warmup, 'warmup', 0);
 const log = (m: string) => process.stderr.write(`[bench:fanout:e2e] ${m}\n`);
 
 // NATS_URL / DATABASE_URL when set, else nats-server and PostgreSQL of its own.

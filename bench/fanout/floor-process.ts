@@ -11,10 +11,10 @@
  * every consumer is pulling.
  */
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { createAckBatcher } from '@switchboard/fanout';
-import { connectNats } from '@switchboard/kit';
+import { createAckBatcher, startConsumerLoop } from '@switchboard/fanout';
+import { connectNats, createLogger } from '@switchboard/kit';
 import { instanceId } from '@switchboard/proto';
-import { runDeliveryLoop, settleNow, streamConfigs } from '@switchboard/proto/bus';
+import { streamConfigs } from '@switchboard/proto/bus';
 import { Pool } from 'undici';
 import { z } from 'zod';
 
@@ -40,6 +40,7 @@ await jsm.streams.add({ ...events, name: env.FLOOR_STREAM, subjects: [env.FLOOR_
 const Event = z.object({ body: z.string() });
 // The fan-out's own acknowledgement batching, shared by every webhook's loop as there.
 const acks = createAckBatcher();
+const log = createLogger('fanout-floor', 'warn');
 
 await Promise.all(
   env.FLOOR_URLS.map(async (url, i) => {
@@ -53,18 +54,16 @@ await Promise.all(
     });
     const target = new URL(url);
     const pool = new Pool(target.origin, { connections: env.FLOOR_CONCURRENCY });
-    // As the fan-out's consumer loop: proto's delivery loop over `consume`, sized as there.
-    runDeliveryLoop({
-      messages: await (await js.consumers.get(env.FLOOR_STREAM, durable)).consume({
-        max_messages: Math.max(256, env.FLOOR_CONCURRENCY * 16),
-      }),
-      contract: durable,
+    // The fan-out's own consumer loop (proto's delivery loop over `consume`, sized as there).
+    await startConsumerLoop({
+      js,
+      stream: env.FLOOR_STREAM,
       durable,
       schema: Event,
-      settle: (m, d) => acks.add(() => settleNow(m, d)),
-      // The floor has no failures to handle under the bench: a delivery comes back in a second.
-      retryDelayMs: () => 1_000,
-      handler: async ({ body }) => {
+      maxMessages: env.FLOOR_CONCURRENCY,
+      acks,
+      log,
+      handle: async ({ body }) => {
         const res = await pool.request({
           method: 'POST',
           path: target.pathname,
@@ -72,7 +71,7 @@ await Promise.all(
           headers: { 'content-type': 'application/json' },
         });
         await res.body.dump();
-        return res.statusCode < 300 ? undefined : { kind: 'nak', delayMs: 1_000 };
+        return res.statusCode < 300 ? { kind: 'ack' } : { kind: 'nak', delayMs: 1_000 };
       },
     });
   }),

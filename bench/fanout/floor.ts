@@ -4,7 +4,7 @@
  */
 import { join } from 'node:path';
 import { repoRoot } from '@switchboard/testkit/tools';
-import { deleteStreams, spawnUntilReady } from '../floor-processes.ts';
+import { startFloor } from '../floor-processes.ts';
 
 export interface FanoutFloor {
   /** Where events for the floor are published (`{ body }`, as a network event carries it). */
@@ -21,9 +21,9 @@ export async function startFanoutFloor(opts: {
   const tag = `p${process.pid}t${Date.now()}`;
   const subject = `bench.fanout_floor.${tag}.events`;
   const stream = `bench_fanout_floor_${tag}`;
-  const [p] = await spawnUntilReady(
-    join(repoRoot, 'bench/fanout/floor-process.ts'),
-    [
+  const floor = await startFloor({
+    entry: join(repoRoot, 'bench/fanout/floor-process.ts'),
+    envs: [
       {
         NATS_URL: opts.natsUrl,
         FLOOR_STREAM: stream,
@@ -32,21 +32,10 @@ export async function startFanoutFloor(opts: {
         FLOOR_CONCURRENCY: String(opts.concurrency),
       },
     ],
-    'fanout-floor ready',
-    'the fan-out floor',
-  ).catch(async (err: unknown) => {
-    await deleteStreams(opts.natsUrl, [stream]);
-    throw err;
+    readyLine: 'fanout-floor ready',
+    what: 'the fan-out floor',
+    natsUrl: opts.natsUrl,
+    streams: [stream],
   });
-  let stopping: Promise<void> | undefined;
-  return {
-    subject,
-    pid: p?.child.pid,
-    // Once, whoever asks first: the scenario at its end, or the run's clean-up after a failure.
-    stop: () =>
-      (stopping ??= (async () => {
-        await p?.stop();
-        await deleteStreams(opts.natsUrl, [stream]);
-      })()),
-  };
+  return { subject, pid: floor.processes[0]?.child.pid, stop: floor.stop };
 }

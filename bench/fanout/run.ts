@@ -10,9 +10,10 @@
  *   node bench/fanout/run.ts --only=10 --warm-up-deliveries=0   (measure a fan-out just started)
  *   node bench/fanout/run.ts --only=10 --fanout-processes=2     (the fan-out as two workers)
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { cpus, totalmem } from 'node:os';
+import { parseArgs } from 'node:util';
 import { type FanoutDatabase, fanoutMigrations } from '@switchboard/fanout';
 import { connectNats, createDb, migrate } from '@switchboard/kit';
 import {
@@ -23,18 +24,31 @@ import {
   networkEvent,
   principalLookup,
 } from '@switchboard/proto';
-import { type Bus, createBus } from '@switchboard/proto/bus';
+import { type Bus, createBus, createRawPublisher, type RawPublish } from '@switchboard/proto/bus';
 import { natsServerBinary, startLocalInfra } from '@switchboard/testkit/infra';
-import { admin, type Receiver, waitFor } from '@switchboard/testkit/tools';
+import { admin, type Receiver, spawnService, waitFor } from '@switchboard/testkit/tools';
 import { Pool } from 'undici';
-import { createJetStreamPublisher, type JetStreamPublisher } from '../jetstream-publisher.ts';
+import { wholeNumber } from '../options.ts';
 import { paced } from '../pacing.ts';
 import { cpuMsOfTrees, cpuPerRequest, ownCpuMs } from '../process-cpu.ts';
-import { type LatencySummary, round, summarise } from '../stats.ts';
+import { round, summarise } from '../stats.ts';
 import { startFanoutFloor } from './floor.ts';
 import { deadUrl, startBenchReceiver } from './receivers.ts';
 
-const quick = process.argv.includes('--quick');
+const args = parseArgs({
+  strict: true,
+  options: {
+    // Smaller workloads, for a smoke run.
+    quick: { type: 'boolean', default: false },
+    // Just the scenario with this many webhooks (and no isolation run), for quick comparisons.
+    only: { type: 'string' },
+    // Every scenario's burst has this many events (how the rate depends on the burst's length).
+    'burst-events': { type: 'string' },
+    'warm-up-deliveries': { type: 'string' },
+    'fanout-processes': { type: 'string', default: '1' },
+  },
+}).values;
+const quick = args.quick;
 /** What nats-server and PostgreSQL said, shown when the run fails. */
 const infraLog: string[] = [];
 const remember = (line: string) => {
@@ -42,6 +56,7 @@ const remember = (line: string) => {
   if (infraLog.length > 200) infraLog.splice(0, infraLog.length - 200);
 };
 const log = (msg: string) => process.stderr.write(`[bench:fanout] ${msg}\n`);
+const utf8 = new TextEncoder();
 
 /** Per-webhook in-flight limit of the fan-out; the raw baseline gets the same per receiver. */
 const CONCURRENCY = 16;
@@ -64,35 +79,34 @@ const scenarios: Scenario[] = quick
       { webhooks: 10, burstEvents: 500, pacedRate: 50, pacedSeconds: 5 },
       { webhooks: 100, burstEvents: 50, pacedRate: 5, pacedSeconds: 5 },
     ];
-/** `--name=N`, a whole number from `min`; `undefined` when not given. */
-function wholeNumberOption(name: string, min: number): number | undefined {
-  const given = process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
-  if (given === undefined) return undefined;
-  const n = Number(given);
-  if (!Number.isInteger(n) || n < min)
-    throw new Error(`--${name} must be a whole number from ${min}, got ${given}`);
-  return n;
+if (args['burst-events'] !== undefined) {
+  const events = wholeNumber(args['burst-events'], 'burst-events', 1);
+  for (const s of scenarios) s.burstEvents = events;
 }
-/** `--burst-events=N`: every scenario's burst has N events (to see how the rate depends on the burst's length). */
-const burstEvents = wholeNumberOption('burst-events', 1);
-if (burstEvents !== undefined) for (const s of scenarios) s.burstEvents = burstEvents;
 /**
  * `--warm-up-deliveries=D` (20,000; none with `--quick`): before a scenario's measured rounds,
  * one unmeasured burst of about D deliveries (D ÷ webhooks events) through the raw client, the
  * floor and the fan-out alike. A fan-out process just started spent 98–130 µs of CPU per
- * delivery in its first 15,000 deliveries and 54–64 µs after 20,000 more; the rounds measure the
- * second, as a fan-out that has been running a while.
+ * delivery in its first 15,000 deliveries, and 54–64 µs in rounds after a warm-up of 20,000;
+ * the rounds measure the second, as a fan-out that has been running a while.
  */
-const warmUpDeliveries = wholeNumberOption('warm-up-deliveries', 0) ?? (quick ? 0 : 20_000);
+const warmUpDeliveries =
+  args['warm-up-deliveries'] === undefined
+    ? quick
+      ? 0
+      : 20_000
+    : wholeNumber(args['warm-up-deliveries'], 'warm-up-deliveries', 0);
 /**
  * `--fanout-processes=N` (1): the fan-out as N processes sharing the durables, as ops scale it.
  * The raw client and the floor stay one process each, so a figure with N > 1 answers "what does
- * a second worker give on this machine", not the ratio the targets speak of.
+ * a second worker give on this machine", not the ratio the targets speak of. The rounds start
+ * once one process delivers; the warm-up gives the others time to join.
  */
-const fanoutProcesses = wholeNumberOption('fanout-processes', 1) ?? 1;
+const fanoutProcesses = wholeNumber(args['fanout-processes'], 'fanout-processes', 1);
+const only = args.only === undefined ? undefined : wholeNumber(args.only, 'only', 1);
+if (only !== undefined && !scenarios.some((s) => s.webhooks === only))
+  throw new Error(`--only must name a scenario's webhooks (${scenarios.map((s) => s.webhooks).join(', ')})`);
 const isolation = quick ? { rate: 20, seconds: 2 } : { rate: 50, seconds: 6 };
-/** `--only=10` runs just that scenario (and no isolation run), for quick comparisons. */
-const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
 /** Bursts and isolation runs repeat, alternating with their comparison, because one run on a small shared machine is noise. */
 const ROUNDS = quick ? 1 : 3;
 const ISOLATION_ROUNDS = quick ? 1 : 2;
@@ -206,26 +220,11 @@ function rawPoster(receivers: readonly Receiver[]) {
   };
 }
 
-interface Throughput {
-  deliveries: number;
-  seconds: number;
-  deliveries_per_s: number;
-  latency: LatencySummary;
-}
-
-function throughput(
-  receivers: readonly Receiver[],
-  sentAt: Map<string, number>,
-  started: number,
-): Throughput {
+/** Deliveries of a burst, and their rate from `started` to the last one received. */
+function throughput(receivers: readonly Receiver[], sentAt: Map<string, number>, started: number) {
   const deliveries = receivers.length * sentAt.size;
   const seconds = (lastArrival(receivers, sentAt) - started) / 1000;
-  return {
-    deliveries,
-    seconds: round(seconds, 3),
-    deliveries_per_s: round(deliveries / seconds),
-    latency: summarise(latencies(receivers, sentAt)),
-  };
+  return { deliveries, deliveries_per_s: round(deliveries / seconds) };
 }
 
 async function createHooks(bus: Bus, urls: readonly string[]): Promise<string[]> {
@@ -295,11 +294,13 @@ async function burstRound(
   const sent = await publishBurst(publish, events);
   const publishSeconds = (performance.now() - start) / 1000;
   await waitArrivals(receivers, sent, `${what} burst deliveries`);
+  // Read before the bench works the figures out, which is not the burst's cost.
+  const cpuAfter = cpuNow();
   const t = throughput(receivers, sent, start);
   const round_ = {
     rate: t.deliveries_per_s,
     latencies: latencies(receivers, sent),
-    cpu: cpuPerRequest(cpu, cpuNow(), t.deliveries),
+    cpu: cpuPerRequest(cpu, cpuAfter, t.deliveries),
   };
   for (const r of receivers) r.reset();
   return { round: round_, publishSeconds };
@@ -308,7 +309,7 @@ async function burstRound(
 /** What the fan-out floor of a scenario needs: NATS, and the processes whose CPU counts beside its own. */
 interface FloorContext {
   natsUrl: string;
-  publish: JetStreamPublisher;
+  publish: RawPublish;
   infraPids: { nats: number | undefined; postgres: number | undefined };
   /** Where the scenario registers the floor's stop, so a failed run stops it too. */
   stops: Array<() => Promise<unknown>>;
@@ -331,7 +332,7 @@ async function runScenario(bus: Bus, s: Scenario, cpuNow: CpuReader, floorCtx: F
     concurrency: CONCURRENCY,
   });
   floorCtx.stops.push(() => floor.stop());
-  const toFloor = (e: NetworkEvent) => floorCtx.publish(floor.subject, JSON.stringify(e));
+  const toFloor = (e: NetworkEvent) => floorCtx.publish(floor.subject, utf8.encode(JSON.stringify(e)));
   const floorCpuNow: CpuReader = () => ({
     ...cpuMsOfTrees({ fanout_floor: floor.pid, ...floorCtx.infraPids }),
     bench_and_receivers: ownCpuMs(),
@@ -363,11 +364,12 @@ async function runScenario(bus: Bus, s: Scenario, cpuNow: CpuReader, floorCtx: F
         return raw.post(e.body);
       }),
     );
+    const rawCpuAfter = ownCpuMs();
     const r = throughput(receivers, rawSent, rawStart);
     rawRounds.push({
       rate: r.deliveries_per_s,
       latencies: latencies(receivers, rawSent),
-      cpu: cpuPerRequest({ bench_and_receivers: rawCpu }, { bench_and_receivers: ownCpuMs() }, r.deliveries),
+      cpu: cpuPerRequest({ bench_and_receivers: rawCpu }, { bench_and_receivers: rawCpuAfter }, r.deliveries),
     });
     for (const rc of receivers) rc.reset();
 
@@ -376,6 +378,8 @@ async function runScenario(bus: Bus, s: Scenario, cpuNow: CpuReader, floorCtx: F
     fanRounds.push(fan.round);
     publishSeconds.push(fan.publishSeconds);
   }
+  // The paced phases below do not use it.
+  await floor.stop();
 
   log(`N=${s.webhooks}: paced ${s.pacedRate} events/s for ${s.pacedSeconds} s`);
   const rawPacedSent = new Map<string, number>();
@@ -392,14 +396,13 @@ async function runScenario(bus: Bus, s: Scenario, cpuNow: CpuReader, floorCtx: F
   await paced(s.pacedRate, s.pacedSeconds, async () => {
     const e = makeEvent();
     pacedSent.set(e.event_id, performance.now());
-    await bus.publish(networkEvent, e);
+    await toFanout(bus)(e);
   });
   await waitArrivals(receivers, pacedSent, 'paced deliveries');
   const fanPaced = summarise(latencies(receivers, pacedSent));
 
   await deleteHooks(bus, ids);
   await Promise.all(receivers.map((r) => r.close()));
-  await floor.stop();
   const fanBurst = combine(fanRounds);
   const rawBurst = combine(rawRounds);
   const floorBurst = combine(floorRounds);
@@ -439,7 +442,7 @@ async function runIsolation(bus: Bus, db: ReturnType<typeof createDb<FanoutDatab
     await paced(isolation.rate, isolation.seconds, async () => {
       const e = makeEvent();
       sent.set(e.event_id, performance.now());
-      await bus.publish(networkEvent, e);
+      await toFanout(bus)(e);
     });
     await waitArrivals(healthy, sent, `healthy deliveries (${label})`);
     const out = latencies(healthy, sent);
@@ -545,47 +548,37 @@ async function run(stops: Array<() => Promise<unknown>>): Promise<void> {
     principal: user_id === admin.user_id ? admin : null,
   }));
 
-  // The fan-out runs as its own process, as deployed.
-  const childLog: string[] = [];
-  const spawnFanout = (): ChildProcess => {
-    const child = spawn(
-      process.execPath,
-      [
-        // e.g. FANOUT_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the fan-out process.
-        ...(process.env.FANOUT_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
-        new URL('../../services/fanout/src/main.ts', import.meta.url).pathname,
-      ],
+  // The fan-out runs as its own process (or N of them), as deployed.
+  const fanouts = Array.from({ length: fanoutProcesses }, () => {
+    const p = spawnService(
+      new URL('../../services/fanout/src/main.ts', import.meta.url).pathname,
       {
-        env: {
-          PATH: process.env.PATH ?? '',
-          DATABASE_URL: dbUrl,
-          NATS_URL: natsUrl,
-          INSTANCE_ID: instance,
-          LOG_LEVEL: 'warn',
-          OTEL_SDK_DISABLED: 'true',
-          WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-          INBOX_SECRET_KEY: 'bench-secret-key-0123456789abcdef0123',
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
+        DATABASE_URL: dbUrl,
+        NATS_URL: natsUrl,
+        INSTANCE_ID: instance,
+        OTEL_SDK_DISABLED: 'true',
+        WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+        INBOX_SECRET_KEY: 'bench-secret-key-0123456789abcdef0123',
       },
+      // e.g. FANOUT_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the fan-out.
+      process.env.FANOUT_NODE_ARGS?.split(' ').filter(Boolean),
     );
-    child.stdout?.on('data', (b: Buffer) => childLog.push(b.toString()));
-    child.stderr?.on('data', (b: Buffer) => childLog.push(b.toString()));
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    stops.push(async () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-      await exited;
-    });
-    return child;
-  };
-  const children = Array.from({ length: fanoutProcesses }, spawnFanout);
+    stops.push(() => p.stop());
+    return p;
+  });
+  const infraPids = { nats: infra.nats?.pid, postgres: infra.postgres?.pid };
   const cpuNow: CpuReader = () => {
-    const fanouts = cpuMsOfTrees(Object.fromEntries(children.map((c, i) => [`fanout_${i}`, c.pid])));
-    return {
-      fanout: Object.values(fanouts).reduce((sum, ms) => sum + ms, 0),
-      ...cpuMsOfTrees({ nats: infra.nats?.pid, postgres: infra.postgres?.pid }),
-      bench_and_receivers: ownCpuMs(),
-    };
+    const ms = cpuMsOfTrees({
+      ...Object.fromEntries(fanouts.map((p, i) => [`fanout_${i}`, p.child.pid])),
+      ...infraPids,
+    });
+    let fanout = 0;
+    for (const [name, v] of Object.entries(ms))
+      if (name.startsWith('fanout_')) {
+        fanout += v;
+        delete ms[name];
+      }
+    return { fanout, ...ms, bench_and_receivers: ownCpuMs() };
   };
 
   try {
@@ -597,18 +590,11 @@ async function run(stops: Array<() => Promise<unknown>>): Promise<void> {
       60_000,
       'fanout process answering',
     );
+    const floorCtx: FloorContext = { natsUrl, publish: createRawPublisher(nc), infraPids, stops };
     const results = [];
-    for (const s of scenarios) {
-      if (only === undefined || String(s.webhooks) === only)
-        results.push(
-          await runScenario(bus, s, cpuNow, {
-            natsUrl,
-            publish: createJetStreamPublisher(nc),
-            infraPids: { nats: infra.nats?.pid, postgres: infra.postgres?.pid },
-            stops,
-          }),
-        );
-    }
+    for (const s of scenarios)
+      if (only === undefined || s.webhooks === only)
+        results.push(await runScenario(bus, s, cpuNow, floorCtx));
     const iso = only === undefined ? await runIsolation(bus, db) : null;
     const report = {
       benchmark: 'fanout',
@@ -625,7 +611,7 @@ async function run(stops: Array<() => Promise<unknown>>): Promise<void> {
     };
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   } catch (err) {
-    log(`fanout output:\n${childLog.join('').slice(-5_000)}`);
+    for (const [i, p] of fanouts.entries()) log(`fanout ${i} output:\n${p.output().slice(-5_000)}`);
     log(`infrastructure output:\n${infraLog.slice(-40).join('')}`);
     throw err;
   }

@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import { freePort, repoRoot } from '@switchboard/testkit/tools';
-import { spawnUntilReady } from '../floor-processes.ts';
+import { startFloor } from '../floor-processes.ts';
 
 export interface HopFloor {
   /** Base URL of the front; `POST /floor` answers 202 once the responder's insert committed. */
@@ -20,17 +20,17 @@ export async function startHopFloor(opts: { natsUrl: string; databaseUrl: string
   const subject = `bench.hop-floor.${process.pid}.${Date.now()}`;
   const port = await freePort();
   const common = { NATS_URL: opts.natsUrl, HOP_FLOOR_SUBJECT: subject };
-  const processes = await spawnUntilReady(
+  const { stop } = await startFloor({
     entry,
-    [
+    envs: [
       { ...common, HOP_FLOOR_ROLE: 'responder', DATABASE_URL: opts.databaseUrl },
       { ...common, HOP_FLOOR_ROLE: 'front', PORT: String(port) },
     ],
-    'hop-floor ready',
-    'the hop floor',
-  );
-  const stop = async () => {
-    await Promise.all(processes.map((p) => p.stop()));
-  };
+    readyLine: 'hop-floor ready',
+    what: 'the hop floor',
+    natsUrl: opts.natsUrl,
+    // Core NATS request/reply only: no stream of its own.
+    streams: [],
+  });
   return { url: `http://127.0.0.1:${port}`, path: '/floor', stop };
 }

@@ -21,14 +21,14 @@
  */
 import { createHash } from 'node:crypto';
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { headers } from '@nats-io/nats-core';
 import { createGroupCommit } from '@switchboard/chats';
 import { connectNats } from '@switchboard/kit';
 import { consumers, instanceId } from '@switchboard/proto';
-import { runDeliveryLoop, streamConfigs } from '@switchboard/proto/bus';
+import { createRawPublisher, runDeliveryLoop, streamConfigs } from '@switchboard/proto/bus';
 import Fastify from 'fastify';
 import pg from 'pg';
 import { z } from 'zod';
-import { createJetStreamPublisher } from '../jetstream-publisher.ts';
 
 const env = z
   .discriminatedUnion('INGEST_FLOOR_ROLE', [
@@ -51,7 +51,14 @@ const eventSubject = `${env.INGEST_FLOOR_PREFIX}.events`;
 const [inboundStream, eventsStream] = env.INGEST_FLOOR_STREAMS;
 
 const nc = await connectNats(env.NATS_URL, `ingest-floor-${env.INGEST_FLOOR_ROLE}`);
-const publish = createJetStreamPublisher(nc);
+const rawPublish = createRawPublisher(nc);
+const utf8 = new TextEncoder();
+/** Publishes `text` under the message id `msgId`, as the gateway and chats publish theirs. */
+const publish = (subject: string, text: string, msgId: string) => {
+  const h = headers();
+  h.set('Nats-Msg-Id', msgId);
+  return rawPublish(subject, utf8.encode(text), h);
+};
 /** What the front puts on the stream, as the gateway wraps a network body. */
 const Envelope = z.object({ body: z.string() });
 
@@ -85,13 +92,10 @@ if (env.INGEST_FLOOR_ROLE === 'folder') {
       'insert into ingest_floor (seq, body) select * from unnest($1::bigint[], $2::text[]) ' +
       'on conflict (seq) do nothing',
   };
-  const stored = createGroupCommit<{ seq: number; body: string }, void>(
-    async (rows) => {
-      await db.query({ ...insert, values: [rows.map((r) => r.seq), rows.map((r) => r.body)] });
-      return rows.map(() => undefined);
-    },
-    { maxBatch: 256 },
-  );
+  const stored = createGroupCommit<{ seq: number; body: string }, void>(async (rows) => {
+    await db.query({ ...insert, values: [rows.map((r) => r.seq), rows.map((r) => r.body)] });
+    return rows.map(() => undefined);
+  });
   runDeliveryLoop({
     contract: 'ingest-floor',
     durable: 'floor',

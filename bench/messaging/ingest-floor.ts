@@ -7,7 +7,7 @@
  */
 import { join } from 'node:path';
 import { freePort, repoRoot } from '@switchboard/testkit/tools';
-import { deleteStreams, spawnUntilReady } from '../floor-processes.ts';
+import { startFloor } from '../floor-processes.ts';
 
 export interface IngestFloor {
   /** Base URL of the front; `POST /floor` answers 200 once the body is in the floor's stream. */
@@ -30,29 +30,24 @@ export async function startIngestFloor(opts: { natsUrl: string; databaseUrl: str
     INGEST_FLOOR_PREFIX: prefix,
     INGEST_FLOOR_STREAMS: JSON.stringify(streams),
   };
-  // The folder first: it creates the streams the front publishes to.
-  const [folder, front] = await spawnUntilReady(
-    join(repoRoot, 'bench/messaging/ingest-floor-process.ts'),
-    [
+  const floor = await startFloor({
+    entry: join(repoRoot, 'bench/messaging/ingest-floor-process.ts'),
+    // The folder first: it creates the streams the front publishes to.
+    envs: [
       { ...common, INGEST_FLOOR_ROLE: 'folder', DATABASE_URL: opts.databaseUrl },
       { ...common, INGEST_FLOOR_ROLE: 'front', PORT: String(port) },
     ],
-    'ingest-floor ready',
-    'the ingest floor',
-  ).catch(async (err: unknown) => {
-    await deleteStreams(opts.natsUrl, streams);
-    throw err;
+    readyLine: 'ingest-floor ready',
+    what: 'the ingest floor',
+    natsUrl: opts.natsUrl,
+    streams,
   });
-  let stopping: Promise<void> | undefined;
+  const [folder, front] = floor.processes;
   return {
     url: `http://127.0.0.1:${port}`,
     path: '/floor',
     eventSubject: `${prefix}.events`,
     pids: { floor_front: front?.child.pid, floor_folder: folder?.child.pid },
-    stop: () =>
-      (stopping ??= (async () => {
-        await Promise.all([folder, front].map((p) => p?.stop()));
-        await deleteStreams(opts.natsUrl, streams);
-      })()),
+    stop: floor.stop,
   };
 }

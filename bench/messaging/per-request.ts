@@ -17,10 +17,12 @@
  * the sandbox). Machines here drift by tens of per cent within an hour: compare two checkouts by
  * running each in turn, several times.
  */
+
 import { parseArgs } from 'node:util';
 import { waitFor } from '@switchboard/testkit/tools';
 import { Pool } from 'undici';
 import { z } from 'zod';
+import { wholeNumber } from '../options.ts';
 import { cpuPerRequest } from '../process-cpu.ts';
 import { runConcurrent, summary } from './stats.ts';
 import {
@@ -47,9 +49,9 @@ const args = parseArgs({
 const stackOptions = stackOptionsOf(args);
 const { shape, traces } = stackOptions;
 const phase = z.enum(['ingest', 'send']).parse(args.phase);
-const N = Number(args.requests ?? (phase === 'ingest' ? 6000 : 2000));
-const C = Number(args.concurrency);
-const ROUNDS = Number(args.rounds);
+const N = wholeNumber(args.requests ?? (phase === 'ingest' ? '6000' : '2000'), 'requests', 1);
+const C = wholeNumber(args.concurrency, 'concurrency', 1);
+const ROUNDS = wholeNumber(args.rounds, 'rounds', 1);
 
 const { seed, sandbox, inbox, infra, cpuNow, traceExports, stop } = await startMessagingStack(
   'bench_per_request',

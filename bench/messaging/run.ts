@@ -32,12 +32,14 @@
  *   node bench/messaging/run.ts [--messages 2000] [--concurrency 32] [--rounds 3] [--warm-up 200] [--profile DIR]
  *                               [--shape processes|one-process] [--traces]
  */
+
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { repoRoot, waitFor } from '@switchboard/testkit/tools';
 import Fastify from 'fastify';
 import { Pool } from 'undici';
+import { wholeNumber } from '../options.ts';
 import { cpuMsOfTrees, cpuPerRequest, ownCpuMs } from '../process-cpu.ts';
 import { round } from '../stats.ts';
 import { startHopFloor } from './hop-floor.ts';
@@ -69,9 +71,9 @@ const args = parseArgs({
 }).values;
 const stackOptions = stackOptionsOf(args);
 const { shape, traces } = stackOptions;
-const N = Number(args.messages);
-const WARM_UP = Number(args['warm-up']);
-const C = Number(args.concurrency);
+const N = wholeNumber(args.messages, 'messages', 1);
+const WARM_UP = wholeNumber(args['warm-up'], 'warm-up', 0);
+const C = wholeNumber(args.concurrency, 'concurrency', 1);
 
 // NATS_URL / DATABASE_URL when set, else nats-server and PostgreSQL of its own.
 const { infra, sandbox, seed, inbox, cpuNow, traceExports, stop } = await startMessagingStack(
@@ -188,9 +190,7 @@ const ingestPath = '/api/v1/waba/webhook/';
 const now = Math.floor(Date.now() / 1000);
 
 // ---- ingest at full speed: rounds of raw then pipeline, so each ratio pairs one moment ----
-const ROUNDS = Number(args.rounds);
-if (!Number.isInteger(ROUNDS) || ROUNDS < 1)
-  throw new Error(`--rounds must be a whole number from 1, got ${args.rounds}`);
+const ROUNDS = wholeNumber(args.rounds, 'rounds', 1);
 type Measured = Awaited<ReturnType<typeof measure>>;
 /** Accepted, then committed (the event out), of one round of `n` webhooks whose wamids are `ids`. */
 function persistedOf(m: Measured, ids: readonly string[], at: ReadonlyMap<string, number>) {

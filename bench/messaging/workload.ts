@@ -6,6 +6,7 @@ import { createHmac } from 'node:crypto';
 import { connectNats } from '@switchboard/kit';
 import { instanceId, messagesWebhookBody, networkEvent } from '@switchboard/proto';
 import {
+  type NumberBehaviour,
   type SandboxCredentials,
   type SandboxHandle,
   sandboxSettings,
@@ -116,13 +117,21 @@ const STATUS_DELAYS_MS = { sent: 50, delivered: 100, read: 150 } as const;
  */
 export async function startMessagingStack(
   database: string,
-  opts: { profile?: string | undefined; shape?: InboxShape; traces?: boolean } = {},
+  opts: {
+    profile?: string | undefined;
+    shape?: InboxShape;
+    traces?: boolean;
+    /** Where the inbox exports its spans instead (OTLP/HTTP JSON, batches every 200 ms), to keep them. */
+    spansTo?: string;
+    /** The sandbox's behaviour beyond the status delays (e.g. every status, none skipped). */
+    network?: Partial<NumberBehaviour>;
+  } = {},
 ) {
   const shape = opts.shape ?? 'processes';
   const infra = await startLocalInfra();
   const databaseUrl = await infra.createDatabase(database);
   const sandbox = await startSandbox({
-    settings: sandboxSettings({ behaviour: { statusDelaysMs: STATUS_DELAYS_MS } }),
+    settings: sandboxSettings({ behaviour: { statusDelaysMs: STATUS_DELAYS_MS, ...opts.network } }),
   });
   const seed = sandbox.seed;
   if (!seed) throw new Error('no sandbox seed');
@@ -134,7 +143,15 @@ export async function startMessagingStack(
     env: {
       gateway: profiled(opts.profile, shape === 'one-process' ? 'inbox' : 'gateway'),
       chats: profiled(opts.profile, 'chats'),
-      both: sink ? { OTEL_EXPORTER_OTLP_ENDPOINT: sink.endpoint } : {},
+      both: opts.spansTo
+        ? {
+            OTEL_EXPORTER_OTLP_ENDPOINT: opts.spansTo,
+            OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+            OTEL_BSP_SCHEDULE_DELAY: '200',
+          }
+        : sink
+          ? { OTEL_EXPORTER_OTLP_ENDPOINT: sink.endpoint }
+          : {},
     },
     shape,
   });

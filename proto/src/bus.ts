@@ -24,7 +24,7 @@ import type { ConsumerContract, RpcContract, StreamContract } from './contracts.
 import { BusValidationError, isErrorCode, ServiceError } from './errors.ts';
 import { classifyFailure, failedDependency } from './failures.ts';
 import type { InstanceId } from './instance.ts';
-import { createReplyMux } from './reply-mux.ts';
+import { createReplyMux, type ReplyMux } from './reply-mux.ts';
 import { streamConfigs } from './stream-configs.ts';
 import { streamName } from './streams.ts';
 import { extractTraceContext, injectTraceContext } from './trace.ts';
@@ -579,13 +579,37 @@ export async function pingNats(nc: NatsConnection, timeoutMs = 2_000): Promise<b
 const PUBLISH_TIMEOUT_MS = 5_000;
 
 /** The stream's answer to a publish: its acknowledgement, or its refusal as the client's error. */
-export function pubAckOf(reply: { data: Uint8Array }): PubAck {
+function pubAckOf(reply: { data: Uint8Array }): PubAck {
   const decoded = decodeJson(reply.data);
   const v = decoded.ok ? (decoded.value as Partial<PubAck> & { error?: ApiError }) : {};
   if (v.error) throw new JetStreamApiError(v.error);
   if (typeof v.stream !== 'string' || !v.stream || typeof v.seq !== 'number')
     throw new Error('JetStream answered a publish with something that is not an acknowledgement');
   return { stream: v.stream, seq: v.seq, duplicate: v.duplicate ?? false, domain: v.domain ?? '' };
+}
+
+/** A JetStream publish of bytes to a subject, resolving with the stream's acknowledgement. */
+export type RawPublish = (subject: string, data: Uint8Array, headers?: MsgHdrs) => Promise<PubAck>;
+
+/**
+ * Publishes as the bus does: the reply through one reply inbox (`replies`), the calls of one
+ * event-loop turn in one socket write (`coalesced`), the answer read by `pubAckOf`.
+ */
+function rawPublisher(replies: ReplyMux, coalesced: <T>(call: () => Promise<T>) => Promise<T>): RawPublish {
+  return async (subject, data, headers) =>
+    pubAckOf(
+      await coalesced(() =>
+        replies.request(subject, data, { ...(headers && { headers }), timeoutMs: PUBLISH_TIMEOUT_MS }),
+      ),
+    );
+}
+
+/**
+ * Publishes to subjects no contract names, as the bus publishes to those it does, for tools
+ * (the benches' floors, whose streams are their own).
+ */
+export function createRawPublisher(nc: NatsConnection): RawPublish {
+  return rawPublisher(createReplyMux(nc), createWriteCoalescer());
 }
 
 export async function createBus(
@@ -654,6 +678,7 @@ export async function createBus(
 
   const coalesced = createWriteCoalescer();
   const replies = createReplyMux(nc);
+  const rawPublish = rawPublisher(replies, coalesced);
 
   async function publish<S extends z.ZodType>(
     c: StreamContract<S>,
@@ -675,11 +700,7 @@ export async function createBus(
           injectTraceContext(h);
           const data = encode(value);
           if (opts.idempotencyKey) h.set('Nats-Msg-Id', opts.idempotencyKey);
-          const ack = pubAckOf(
-            await coalesced(() =>
-              replies.request(subject, data, { headers: h, timeoutMs: PUBLISH_TIMEOUT_MS }),
-            ),
-          );
+          const ack = await rawPublish(subject, data, h);
           span.setAttribute('messaging.nats.stream.sequence', ack.seq);
           span.setAttribute('messaging.nats.duplicate', ack.duplicate);
           return ack;

@@ -26,9 +26,16 @@ export function captureOutput(child: ChildProcess): { output(): string; exited: 
   return { output: () => out, exited };
 }
 
-/** Runs a service entry point (`services/x/src/main.ts`) with the same Node binary as the tests. */
-export function spawnService(entry: string, env: Record<string, string>): ServiceProcess {
-  const child = spawn(process.execPath, [entry], {
+/**
+ * Runs a service entry point (`services/x/src/main.ts`) with the same Node binary as the tests;
+ * `nodeArgs` go to Node before it (e.g. `--cpu-prof`, which `NODE_OPTIONS` does not take).
+ */
+export function spawnService(
+  entry: string,
+  env: Record<string, string>,
+  nodeArgs: readonly string[] = [],
+): ServiceProcess {
+  const child = spawn(process.execPath, [...nodeArgs, entry], {
     cwd: repoRoot,
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

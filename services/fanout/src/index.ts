@@ -6,3 +6,4 @@ export { createFanoutMigrations, fanoutMigrations } from './migrations/index.ts'
 export { runFanout } from './server.ts';
 export { createFanout, type Fanout } from './service.ts';
 export { type AckBatcher, createAckBatcher } from './workers/ack-batcher.ts';
+export { startConsumerLoop } from './workers/consumer-loop.ts';
