@@ -139,7 +139,7 @@ try {
   otlp.spans.length = 0;
 
   for (let i = 0; i < RUNS; i++) await sendOnce(WARM_UP + i);
-  // The sandbox posts each send's statuses 50, 150 and 300 ms after it: the ingests start once
+  // The sandbox posts each send's statuses 50, 100 and 150 ms after it: the ingests start once
   // chats has folded all of them, so they do not time that backlog.
   await exported(
     () => folds('switchboard.statuses_stored') >= 3 * RUNS && roots('/api/v1/messages/') >= RUNS,

@@ -192,7 +192,7 @@ const now = Math.floor(Date.now() / 1000);
 // ---- ingest at full speed: rounds of raw then pipeline, so each ratio pairs one moment ----
 const ROUNDS = wholeNumber(args.rounds, 'rounds', 1);
 type Measured = Awaited<ReturnType<typeof measure>>;
-/** Accepted, then committed (the event out), of one round of `n` webhooks whose wamids are `ids`. */
+/** Accepted, then committed (the event out), of one round of webhooks whose wamids are `ids`. */
 function persistedOf(m: Measured, ids: readonly string[], at: ReadonlyMap<string, number>) {
   const commitTimes = ids.map((w) => at.get(w) ?? Number.NaN);
   return summary(
@@ -201,22 +201,47 @@ function persistedOf(m: Measured, ids: readonly string[], at: ReadonlyMap<string
   );
 }
 
-// The ingest floor: the inbox's hand-overs with no work (ingest-floor.ts), on the same nats-server
-// and PostgreSQL, measured in each round between the raw baseline and the pipeline.
-const ingestFloor = await startIngestFloor({
-  natsUrl: infra.natsUrl,
-  databaseUrl: await infra.createDatabase('bench_ingest_floor'),
-});
-const ingestFloorClient = new Pool(ingestFloor.url, { connections: C, pipelining: 1 });
-const floorWatch = await watchCommitted(
-  infra.natsUrl,
-  { subject: ingestFloor.eventSubject },
-  { name: 'bench-ingest-floor' },
-);
-const floorCpuNow = () => ({
-  ...cpuMsOfTrees({ ...ingestFloor.pids, nats: infra.nats?.pid, postgres: infra.postgres?.pid }),
-  bench_and_raw_server: ownCpuMs(),
-});
+/** Where an ingest round posts, and how it learns that each body is stored. */
+interface IngestTarget {
+  what: string;
+  pool: Pool;
+  path: string;
+  /** The wamids' prefix: `<prefix>.w<i>` for the warm-up, `<prefix>.b<round>.<i>` for a round. */
+  prefix: string;
+  headers: (body: string) => Record<string, string>;
+  cpu: () => Record<string, number>;
+  watch: Pick<Awaited<ReturnType<typeof watchCommitted>>, 'allCommitted' | 'committedAt'>;
+}
+
+/** One ingest round through `t` (the first with the warm-up): accepted, persisted, CPU per webhook. */
+async function ingestRound(t: IngestTarget, r: number) {
+  const wamid = (i: number) => `${t.prefix}.b${r}.${i}`;
+  const warm = (i: number) => `${t.prefix}.w${i}`;
+  const accepted = await measure(
+    `${t.what}, round ${r + 1}`,
+    t.pool,
+    t.path,
+    (i) => webhookBody(wamid(i), i, now),
+    t.headers,
+    {
+      cpu: t.cpu,
+      ...(r === 0 && {
+        warmUp: (i: number) => webhookBody(warm(i), i, now),
+        warmUpCount: WARM_UP,
+        afterWarmUp: (count: number) =>
+          t.watch.allCommitted(
+            Array.from({ length: count }, (_, i) => warm(i)),
+            `the ${t.what}'s warm-up stored`,
+          ),
+      }),
+    },
+  );
+  const ids = Array.from({ length: N }, (_, i) => wamid(i));
+  await t.watch.allCommitted(ids, `every webhook of ${t.what} round ${r + 1} stored`);
+  // Read once every body is stored: what storing them cost is the round's too.
+  const cpu = cpuPerRequest(accepted.cpuBefore, t.cpu(), N);
+  return { accepted, persisted: persistedOf(accepted, ids, t.watch.committedAt), cpu };
+}
 
 const ingestRounds: Array<{
   raw: Measured;
@@ -225,12 +250,45 @@ const ingestRounds: Array<{
   ratio: number;
   cpu: Record<string, number>;
   rawCpu: Record<string, number>;
-  floor: { accepted: Measured; persisted: ReturnType<typeof summary>; cpu: Record<string, number> };
+  floor: Awaited<ReturnType<typeof ingestRound>>;
 }> = [];
+// The ingest floor: the inbox's hand-overs with no work (ingest-floor.ts), on the same nats-server
+// and PostgreSQL, measured in each round between the raw baseline and the pipeline.
+const ingestFloor = await startIngestFloor({
+  natsUrl: infra.natsUrl,
+  databaseUrl: await infra.createDatabase('bench_ingest_floor'),
+});
+const ingestFloorClient = new Pool(ingestFloor.url, { connections: C, pipelining: 1 });
+let floorWatch: Awaited<ReturnType<typeof watchCommitted>> | undefined;
 // A failed round stops the floor too (its processes reconnect to NATS for ever otherwise).
 try {
+  floorWatch = await watchCommitted(
+    infra.natsUrl,
+    { subject: ingestFloor.eventSubject },
+    { name: 'bench-ingest-floor' },
+  );
+  const floorTarget: IngestTarget = {
+    what: 'ingest floor',
+    pool: ingestFloorClient,
+    path: ingestFloor.path,
+    prefix: 'wamid.floor',
+    headers: () => ({}),
+    cpu: () => ({
+      ...cpuMsOfTrees({ ...ingestFloor.pids, nats: infra.nats?.pid, postgres: infra.postgres?.pid }),
+      ...benchCpuNow(),
+    }),
+    watch: floorWatch,
+  };
+  const inboxTarget: IngestTarget = {
+    what: 'ingest',
+    pool: client,
+    path: ingestPath,
+    prefix: 'wamid.bench',
+    headers: ingestHeaders,
+    cpu: cpuNow,
+    watch: { allCommitted, committedAt },
+  };
   for (let r = 0; r < ROUNDS; r++) {
-    const first = r === 0;
     const rawRound = await measure(
       `raw ingest, round ${r + 1}`,
       rawClient,
@@ -239,72 +297,23 @@ try {
       () => ({}),
       {
         cpu: benchCpuNow,
-        ...(first && { warmUp: (i: number) => webhookBody(`rw${i}`, i, now), warmUpCount: WARM_UP }),
+        ...(r === 0 && { warmUp: (i: number) => webhookBody(`rw${i}`, i, now), warmUpCount: WARM_UP }),
       },
     );
     const rawCpu = cpuPerRequest(rawRound.cpuBefore, benchCpuNow(), N);
-    const floorRound = await measure(
-      `ingest floor, round ${r + 1}`,
-      ingestFloorClient,
-      ingestFloor.path,
-      (i) => webhookBody(`wamid.floor.b${r}.${i}`, i, now),
-      () => ({}),
-      {
-        cpu: floorCpuNow,
-        ...(first && {
-          warmUp: (i: number) => webhookBody(`wamid.floor.w${i}`, i, now),
-          warmUpCount: WARM_UP,
-          afterWarmUp: (count: number) =>
-            floorWatch.allCommitted(
-              Array.from({ length: count }, (_, i) => `wamid.floor.w${i}`),
-              'every warm-up webhook of the ingest floor stored',
-            ),
-        }),
-      },
-    );
-    const floorIds = Array.from({ length: N }, (_, i) => `wamid.floor.b${r}.${i}`);
-    await floorWatch.allCommitted(floorIds, `every webhook of ingest floor round ${r + 1} stored`);
-    const floor = {
-      accepted: floorRound,
-      persisted: persistedOf(floorRound, floorIds, floorWatch.committedAt),
-      cpu: cpuPerRequest(floorRound.cpuBefore, floorCpuNow(), N),
-    };
-    const round_ = await measure(
-      `ingest, round ${r + 1}`,
-      client,
-      ingestPath,
-      (i) => webhookBody(`wamid.bench.b${r}.${i}`, i, now),
-      ingestHeaders,
-      {
-        cpu: cpuNow,
-        ...(first && {
-          warmUp: (i: number) => webhookBody(`wamid.bench.w${i}`, i, now),
-          warmUpCount: WARM_UP,
-          afterWarmUp: (count: number) =>
-            allCommitted(
-              Array.from({ length: count }, (_, i) => `wamid.bench.w${i}`),
-              'every warm-up webhook committed',
-            ),
-        }),
-      },
-    );
-    const ids = Array.from({ length: N }, (_, i) => `wamid.bench.b${r}.${i}`);
-    await allCommitted(ids, `every webhook of ingest round ${r + 1} committed`);
-    const cpu = cpuPerRequest(round_.cpuBefore, cpuNow(), N);
+    const floor = await ingestRound(floorTarget, r);
+    const inboxRound = await ingestRound(inboxTarget, r);
     ingestRounds.push({
       raw: rawRound,
-      accepted: round_,
-      persisted: persistedOf(round_, ids, committedAt),
-      ratio: round_.per_second / rawRound.per_second,
-      cpu,
+      ...inboxRound,
+      ratio: inboxRound.accepted.per_second / rawRound.per_second,
       rawCpu,
       floor,
     });
   }
 } finally {
-  await floorWatch.close();
-  await ingestFloorClient.close();
   await ingestFloor.stop();
+  await Promise.allSettled([floorWatch?.close(), ingestFloorClient.close()]);
 }
 // The round whose ratio is the median: its accepted, raw and persisted figures are reported together.
 const medianIngest = medianBy(ingestRounds, (x) => x.ratio);

@@ -104,8 +104,11 @@ export function stackOptionsOf(values: { profile?: string; shape?: string; trace
   };
 }
 
-/** When the sandbox posts a send's `sent`, `delivered` and `read`, as the network does, ms after it. */
-const STATUS_DELAYS_MS = { sent: 50, delivered: 100, read: 150 } as const;
+/**
+ * The sandbox posts a send's `sent`, `delivered` and `read` 50, 100 and 150 ms after it, as the
+ * network does: each delay counts from the status before (`planStatuses`).
+ */
+const STATUS_DELAYS_MS = { sent: 50, delivered: 50, read: 50 } as const;
 
 /**
  * NATS and PostgreSQL (`NATS_URL` / `DATABASE_URL` when set, else their own), the sandbox
@@ -155,6 +158,26 @@ export async function startMessagingStack(
     },
     shape,
   });
+  let stopping: Promise<void> | undefined;
+  /** Stops everything, once: at the bench's end, or when it fails (below). */
+  const stop = () =>
+    (stopping ??= (async () => {
+      process.off('uncaughtException', failed);
+      await inbox.stop();
+      // After the inbox: its last spans are exported as it shuts down.
+      await sink?.close();
+      await sandbox.close();
+      await infra.stop();
+    })());
+  // A bench that fails (its top-level code throws) stops the inbox's processes before it exits:
+  // they are its children, and would run on, reconnecting, without it.
+  const failed = (err: unknown) => {
+    process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    void stop()
+      .catch(() => undefined)
+      .finally(() => process.exit(1));
+  };
+  process.once('uncaughtException', failed);
   return {
     infra,
     sandbox,
@@ -163,13 +186,7 @@ export async function startMessagingStack(
     cpuNow: inboxCpuReader(inbox, infra),
     /** Trace exports the inbox made so far (with `traces`; its last batches come when it stops). */
     traceExports: () => sink?.counts(),
-    async stop() {
-      await inbox.stop();
-      // After the inbox: its last spans are exported as it shuts down.
-      await sink?.close();
-      await sandbox.close();
-      await infra.stop();
-    },
+    stop,
   };
 }
 
