@@ -1,9 +1,10 @@
 import { jetstream } from '@nats-io/jetstream';
+import { headers as natsHeaders } from '@nats-io/nats-core';
 import { connectNats, type NatsConnection } from '@switchboard/kit';
 import { testNatsUrl, uniqueInstanceId, waitFor } from '@switchboard/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { type Bus, createBus } from './bus.ts';
+import { type Bus, createBus, createRawPublisher } from './bus.ts';
 import { defineConsumer, defineRpc, defineStream } from './contracts.ts';
 import { BusValidationError, ServiceError } from './errors.ts';
 import { instanceId } from './instance.ts';
@@ -57,6 +58,22 @@ describe('bus publish and consume', () => {
     await waitFor(async () => seen.length >= 2, 10_000, 'two deliveries');
     await c.stop();
     expect(seen).toEqual(['a', 'b']);
+  });
+
+  it('fails a publish the stream refuses, and a raw publish alike', async () => {
+    const bus = await newBus();
+    // JetStream answers with an error in place of an acknowledgement when the expected stream
+    // does not match: the publish must fail, not resolve with a sequence it never got.
+    await expect(
+      bus.publish(greeting, { id: 'x', text: 'hi' }, { headers: { 'Nats-Expected-Stream': 'another' } }),
+    ).rejects.toThrow(/stream/i);
+    const h = natsHeaders();
+    h.set('Nats-Expected-Stream', 'another');
+    const raw = createRawPublisher(nc);
+    const subject = greeting.subject(bus.instance);
+    await expect(raw(subject, new TextEncoder().encode('{}'), h)).rejects.toThrow(/stream/i);
+    const ack = await raw(subject, new TextEncoder().encode(JSON.stringify({ id: 'y', text: 'hi' })));
+    expect(ack.seq).toBeGreaterThan(0);
   });
 
   it('refuses to publish a payload that breaks its schema', async () => {
