@@ -395,6 +395,63 @@ describe('delivery client deadline', () => {
   });
 });
 
+describe('delivery client responses', () => {
+  async function serve(handler: Parameters<typeof createServer>[1]) {
+    const server = createServer(handler);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const address = server.address();
+    const port = typeof address === 'object' && address ? address.port : 0;
+    return {
+      url: `http://127.0.0.1:${port}/`,
+      close: async () => {
+        server.closeAllConnections();
+        await new Promise((resolve) => server.close(resolve));
+      },
+    };
+  }
+
+  it('reads the final response after an informational one', async () => {
+    const server = await serve((req, res) => {
+      req.resume();
+      res.writeProcessing();
+      setImmediate(() => res.writeHead(429, { 'retry-after': '7' }).end('slow down'));
+    });
+    const client = createDeliveryClient({ allowPrivateTargets: true, attemptTimeoutMs: 2_000 });
+    try {
+      expect(await client.post(server.url, {}, '{}')).toMatchObject({
+        kind: 'response',
+        status: 429,
+        retryAfter: '7',
+        excerpt: 'slow down',
+      });
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+
+  it('ends an endless response at 4 KB of excerpt, long before the deadline', async () => {
+    const server = await serve((req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      const pour = () => {
+        if (!res.destroyed) res.write('y'.repeat(1024), pour);
+      };
+      pour();
+    });
+    const client = createDeliveryClient({ allowPrivateTargets: true, attemptTimeoutMs: 10_000 });
+    try {
+      const result = await client.post(server.url, {}, '{}');
+      expect(result).toMatchObject({ kind: 'response', status: 200 });
+      expect(result.kind === 'response' && result.excerpt).toBe('y'.repeat(4096));
+      expect(result.durationMs).toBeLessThan(5_000);
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+});
+
 describe('delivery client URLs', () => {
   it('sends each URL to its own path and query, and refuses one that is not http(s)', async () => {
     const seen: string[] = [];
