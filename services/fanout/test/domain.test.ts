@@ -1,4 +1,5 @@
 import { createServer } from 'node:http';
+import { createServer as createNetServer } from 'node:net';
 import {
   activeSecrets,
   embeddedIpv4,
@@ -424,6 +425,51 @@ describe('delivery client responses', () => {
         retryAfter: '7',
         excerpt: 'slow down',
       });
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+
+  it('keeps the status of a response whose body is cut short', async () => {
+    const server = createNetServer((socket) => {
+      socket.once('data', () => {
+        socket.write('HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\nab');
+        setImmediate(() => socket.destroy());
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const address = server.address();
+    const port = typeof address === 'object' && address ? address.port : 0;
+    const client = createDeliveryClient({ allowPrivateTargets: true, attemptTimeoutMs: 2_000 });
+    try {
+      expect(await client.post(`http://127.0.0.1:${port}/`, {}, '{}')).toMatchObject({
+        kind: 'response',
+        status: 200,
+        excerpt: 'ab',
+      });
+    } finally {
+      await client.close();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('keeps the connections of complete responses of exactly 4 KB', async () => {
+    const sockets = new Set<unknown>();
+    const server = await serve((req, res) => {
+      sockets.add(req.socket);
+      req.resume();
+      req.on('end', () => res.writeHead(200, { 'content-length': '4096' }).end('z'.repeat(4096)));
+    });
+    const client = createDeliveryClient({ allowPrivateTargets: true, attemptTimeoutMs: 2_000 });
+    try {
+      for (let i = 0; i < 5; i++) {
+        const result = await client.post(server.url, {}, '{}');
+        expect(result.kind === 'response' && result.excerpt).toBe('z'.repeat(4096));
+      }
+      // Each attempt ends at its 4,096th byte, a moment before undici marks the response complete,
+      // so the next may open a second connection; a dropped connection would make one per attempt.
+      expect(sockets.size).toBeLessThanOrEqual(2);
     } finally {
       await client.close();
       await server.close();

@@ -72,7 +72,9 @@ class Attempt implements Dispatcher.DispatchHandler {
     this.size += chunk.length;
     if (this.size >= RESPONSE_EXCERPT_BYTES) {
       this.finishWithResponse();
-      controller.abort(new Error('response excerpt complete'));
+      // After undici's parser has finished the chunk: a response that ended within it keeps
+      // its connection (the abort is then a no-op), an endless one loses it.
+      queueMicrotask(() => controller.abort(new Error('response excerpt complete')));
     }
   }
 
@@ -83,6 +85,11 @@ class Attempt implements Dispatcher.DispatchHandler {
   onResponseError(_c: Dispatcher.DispatchController | null, error: Error): void {
     // Errors after the end (the abort at 4 KB or at the deadline) change nothing.
     if (this.settled) return;
+    // The receiver answered and the body was cut short: its status stands, the excerpt is shorter.
+    if (this.status !== 0) {
+      this.finishWithResponse();
+      return;
+    }
     this.finish({
       kind: 'error',
       errorClass: errorClassOf(error),
