@@ -1,10 +1,12 @@
 /**
  * What the benches' floors share: their processes started one by one until each prints its ready
- * line, and their streams deleted when they stop (also on a NATS given by NATS_URL).
+ * line, their streams configured as the inbox's, and deleted when they stop (also on a NATS given
+ * by NATS_URL).
  */
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connectNats } from '@switchboard/kit';
-import { isNotFound } from '@switchboard/proto/bus';
+import { instanceId, type StreamKey, streamName } from '@switchboard/proto';
+import { isNotFound, streamConfigs } from '@switchboard/proto/bus';
 import { type ServiceProcess, spawnService, waitFor } from '@switchboard/testkit/tools';
 
 /**
@@ -36,6 +38,17 @@ async function spawnUntilReady(
     await Promise.all(started.map((p) => p.stop()));
     throw err;
   }
+}
+
+/**
+ * An instance's `key` stream as configured (file storage, limits, duplicate window), under the
+ * floor's own `name` and `subject`: for the floors' processes, which create their streams.
+ */
+export function floorStreamConfig(key: StreamKey, name: string, subject: string) {
+  const like = instanceId('floor');
+  const config = streamConfigs(like).find((c) => c.name === streamName(like, key));
+  if (!config) throw new Error(`no configuration of the ${key} stream`);
+  return { ...config, name, subjects: [subject] };
 }
 
 /** Deletes the named streams (with their durables); one that is already gone is no error. */

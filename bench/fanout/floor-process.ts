@@ -13,10 +13,9 @@
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { createAckBatcher, startConsumerLoop } from '@switchboard/fanout';
 import { connectNats, createLogger } from '@switchboard/kit';
-import { instanceId } from '@switchboard/proto';
-import { streamConfigs } from '@switchboard/proto/bus';
 import { Pool } from 'undici';
 import { z } from 'zod';
+import { floorStreamConfig } from '../floor-processes.ts';
 
 const env = z
   .object({
@@ -31,10 +30,8 @@ const env = z
 const nc = await connectNats(env.NATS_URL, 'fanout-floor');
 const jsm = await jetstreamManager(nc);
 const js = jetstream(nc);
-// As the instance's events stream (file storage, limits), under a name of its own.
-const events = streamConfigs(instanceId('floor')).find((c) => c.name.endsWith('_events'));
-if (!events) throw new Error('no events stream configuration');
-await jsm.streams.add({ ...events, name: env.FLOOR_STREAM, subjects: [env.FLOOR_SUBJECT] });
+// As the instance's events stream, under a name of its own.
+await jsm.streams.add(floorStreamConfig('events', env.FLOOR_STREAM, env.FLOOR_SUBJECT));
 
 /** The event's body, as the fan-out POSTs it. */
 const Event = z.object({ body: z.string() });

@@ -24,11 +24,12 @@ import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/
 import { headers } from '@nats-io/nats-core';
 import { createGroupCommit } from '@switchboard/chats';
 import { connectNats } from '@switchboard/kit';
-import { consumers, instanceId } from '@switchboard/proto';
-import { createRawPublisher, runDeliveryLoop, streamConfigs } from '@switchboard/proto/bus';
+import { consumers } from '@switchboard/proto';
+import { createRawPublisher, runDeliveryLoop } from '@switchboard/proto/bus';
 import Fastify from 'fastify';
 import pg from 'pg';
 import { z } from 'zod';
+import { floorStreamConfig } from '../floor-processes.ts';
 
 const env = z
   .discriminatedUnion('INGEST_FLOOR_ROLE', [
@@ -65,14 +66,8 @@ const Envelope = z.object({ body: z.string() });
 if (env.INGEST_FLOOR_ROLE === 'folder') {
   // The streams as the inbox's (file storage, the same duplicate window), under names of their own.
   const jsm = await jetstreamManager(nc);
-  const configs = streamConfigs(instanceId('floor'));
-  const like = (suffix: string) => {
-    const config = configs.find((c) => c.name.endsWith(suffix));
-    if (!config) throw new Error(`no stream configuration ending in ${suffix}`);
-    return config;
-  };
-  await jsm.streams.add({ ...like('_inbound'), name: inboundStream, subjects: [inSubject] });
-  await jsm.streams.add({ ...like('_events'), name: eventsStream, subjects: [eventSubject] });
+  await jsm.streams.add(floorStreamConfig('inbound', inboundStream, inSubject));
+  await jsm.streams.add(floorStreamConfig('events', eventsStream, eventSubject));
   // Bounded as chats' inbound durable is: the server's slots and the handlers at once.
   const { maxAckPending, concurrency = maxAckPending } = consumers.chatsInbound;
   await jsm.consumers.add(inboundStream, {

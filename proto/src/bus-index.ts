@@ -1,8 +1,6 @@
 // `@switchboard/proto/bus`: the NATS side (the typed bus, trace context in headers, the
-// outbox publisher, the reply multiplexer, the streams' configurations). Depends on NATS and
-// OpenTelemetry.
+// outbox publisher, the streams' configurations). Depends on NATS and OpenTelemetry.
 export * from './bus.ts';
 export * from './outbox.ts';
-export * from './reply-mux.ts';
 export * from './stream-configs.ts';
 export * from './trace.ts';

@@ -367,50 +367,47 @@ describe('delivery client', () => {
   });
 });
 
+/** A loopback HTTP server answering with `handler`; `close` also ends open connections. */
+async function serve(handler: Parameters<typeof createServer>[1]) {
+  const server = createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
 describe('delivery client deadline', () => {
   it('ends an attempt whose response trickles in at the attempt timeout, keeping what arrived', {
     timeout: 5_000,
   }, async () => {
     // Headers at once, then one byte every 50 ms for as long as the connection stays open: no
     // single wait reaches the headers or body timeout, only the attempt's own deadline ends it.
-    const server = createServer((_req, res) => {
+    const server = await serve((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/plain' });
       const drip = setInterval(() => res.write('.'), 50);
       res.on('close', () => clearInterval(drip));
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const address = server.address();
-    const port = typeof address === 'object' && address ? address.port : 0;
     const client = createDeliveryClient({ allowPrivateTargets: true, attemptTimeoutMs: 400 });
     try {
-      const result = await client.post(`http://127.0.0.1:${port}/`, {}, '{}');
+      const result = await client.post(server.url, {}, '{}');
       expect(result).toMatchObject({ kind: 'response', status: 200 });
       expect(result.durationMs).toBeGreaterThanOrEqual(350);
       expect(result.durationMs).toBeLessThan(2_000);
       expect(result.kind === 'response' && result.excerpt).toMatch(/^\.+$/);
     } finally {
       await client.close();
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
+      await server.close();
     }
   });
 });
 
 describe('delivery client responses', () => {
-  async function serve(handler: Parameters<typeof createServer>[1]) {
-    const server = createServer(handler);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const address = server.address();
-    const port = typeof address === 'object' && address ? address.port : 0;
-    return {
-      url: `http://127.0.0.1:${port}/`,
-      close: async () => {
-        server.closeAllConnections();
-        await new Promise((resolve) => server.close(resolve));
-      },
-    };
-  }
-
   it('reads the final response after an informational one', async () => {
     const server = await serve((req, res) => {
       req.resume();
@@ -501,18 +498,14 @@ describe('delivery client responses', () => {
 describe('delivery client URLs', () => {
   it('sends each URL to its own path and query, and refuses one that is not http(s)', async () => {
     const seen: string[] = [];
-    const server = createServer((req, res) => {
+    const server = await serve((req, res) => {
       seen.push(req.url ?? '');
       req.resume();
       req.on('end', () => res.end('ok'));
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const address = server.address();
-    const port = typeof address === 'object' && address ? address.port : 0;
     const client = createDeliveryClient({ allowPrivateTargets: true, attemptTimeoutMs: 2_000 });
     try {
-      const base = `http://127.0.0.1:${port}`;
-      for (const url of [`${base}/a?x=1&y=2`, `${base}/b`])
+      for (const url of [`${server.url}a?x=1&y=2`, `${server.url}b`])
         expect(await client.post(url, {}, '{}')).toMatchObject({ kind: 'response', status: 200 });
       expect(seen).toEqual(['/a?x=1&y=2', '/b']);
       expect(await client.post('ftp://127.0.0.1/file', {}, '{}')).toMatchObject({
@@ -521,8 +514,7 @@ describe('delivery client URLs', () => {
       });
     } finally {
       await client.close();
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
+      await server.close();
     }
   });
 });
