@@ -112,12 +112,11 @@ class Attempt implements Dispatcher.DispatchHandler {
   }
 
   private finishWithResponse(): void {
-    const bytes = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks);
     this.finish({
       kind: 'response',
       status: this.status,
       retryAfter: this.retryAfter,
-      excerpt: bytes === undefined ? '' : utf8.decode(bytes.subarray(0, RESPONSE_EXCERPT_BYTES)),
+      excerpt: utf8.decode(Buffer.concat(this.chunks).subarray(0, RESPONSE_EXCERPT_BYTES)),
       durationMs: this.elapsed(),
     });
   }
