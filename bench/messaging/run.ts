@@ -19,7 +19,8 @@
  *  send_idle:         one send every 250 ms, by when the statuses of the one before (posted 50,
  *                     100 and 150 ms after it) are normally back: one send on an idle inbox.
  *  send:              POST /api/v1/messages/ → 202 under `--concurrency`, while the sandbox's
- *                     status webhooks (sent, delivered, read) flow back as in production.
+ *                     status webhooks (sent, delivered, read) flow back as in production; with
+ *                     the bound those webhooks alone set through the ingest floor.
  *
  * Every figure is printed beside a raw baseline measured in the same run with the same client
  * and concurrency: a bare Fastify server answering the same POST with no work. The sequential
@@ -34,6 +35,7 @@
  */
 
 import { mkdir, writeFile } from 'node:fs/promises';
+import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { repoRoot, waitFor } from '@switchboard/testkit/tools';
@@ -161,12 +163,16 @@ const brief = (m: { per_second: number; p50_ms: number; p99_ms: number }) => ({
 // instance's `events.network` subject and takes an event's arrival as "committed".
 /** Distinct network wamids seen in events: the customers' greetings, then every reply with a status. */
 let networkWamids = 0;
-const { committedAt, committed, allCommitted, close } = await watchCommitted(infra.natsUrl, instance, {
-  name: 'bench-messaging',
-  onFirst: (wamid) => {
-    if (!wamid.startsWith('wamid.bench.')) networkWamids++;
+const { committedAt, committed, allCommitted, statusEvents, close } = await watchCommitted(
+  infra.natsUrl,
+  instance,
+  {
+    name: 'bench-messaging',
+    onFirst: (wamid) => {
+      if (!wamid.startsWith('wamid.bench.')) networkWamids++;
+    },
   },
-});
+);
 const outboundSeen = () => networkWamids;
 /** The item whose key is the median (the lower middle of an even count). */
 function medianBy<T>(items: readonly T[], key: (x: T) => number): T {
@@ -383,6 +389,7 @@ const greeted = await greetCustomers(sandbox);
 await allCommitted(greeted, 'every customer message committed');
 // The customers' own messages carry the network's wamids too: counted before any reply is sent.
 const outboundBefore = outboundSeen();
+const statusEventsBefore = statusEvents();
 
 const token = await inbox.login();
 const sendBody = replyBody;
@@ -526,6 +533,9 @@ const lateFlowing = await measure(
 // Until the first status of each: most of what the sends brought back.
 await firstStatusesBack(2 * SEQUENTIAL, 'statuses of the late sends');
 const lateFlowingCpu = cpuPerRequest(lateFlowing.cpuBefore, cpuNow(), SEQUENTIAL);
+// Every send so far has its first status back; the rest of their statuses are in by the end of
+// the run (the held sends' never come): how many status webhooks a send brings.
+const sendsBeforeHold = outboundSeen() - outboundBefore;
 const HELD_MS = 3_600_000;
 const patched = await fetch(`${sandbox.url}/sandbox/numbers/${seed.phoneNumberId}`, {
   method: 'PATCH',
@@ -546,11 +556,21 @@ const lateHeld = await measure(
 );
 const lateHeldCpu = cpuPerRequest(lateHeld.cpuBefore, cpuNow(), SEQUENTIAL);
 
+const statusesPerSend = (statusEvents() - statusEventsBefore) / sendsBeforeHold;
+// A send's status webhooks cross the same hand-overs as an inbound body: through the ingest
+// floor (no work at all) they pass at its rate, which bounds the sends whose statuses keep up.
+const statusesFloorSends = ingestFloorRound.accepted.per_second / statusesPerSend;
+const CORES = cpus().length;
+/**
+ * Back to back, a send and the statuses it brings must all be processed before the loop can go
+ * faster: their CPU time spread over every core is the shortest mean interval between sends.
+ */
+const cpuIntervalMs = (cpu: Record<string, number>) => round((cpu.total ?? 0) / CORES / 1000, 2);
 const idleSend = summary(sendIdle, IDLE_SENDS * IDLE_GAP_MS);
 const idleFloor = summary(floorIdle, IDLE_SENDS * IDLE_GAP_MS);
 const result = {
   benchmark: 'messaging',
-  machine: { cpus: (await import('node:os')).cpus().length, node: process.version },
+  machine: { cpus: CORES, node: process.version },
   parameters: {
     shape,
     traces,
@@ -626,8 +646,16 @@ const result = {
     p50_over_hop_floor: round(sendSeq.p50_ms / floorSeq.p50_ms, 2),
   },
   send_sequential_late: {
-    statuses_flowing: { ...brief(lateFlowing), cpu_us_per_send: lateFlowingCpu },
-    statuses_held: { ...brief(lateHeld), cpu_us_per_send: lateHeldCpu },
+    statuses_flowing: {
+      ...brief(lateFlowing),
+      cpu_us_per_send: lateFlowingCpu,
+      cpu_interval_ms: cpuIntervalMs(lateFlowingCpu),
+    },
+    statuses_held: {
+      ...brief(lateHeld),
+      cpu_us_per_send: lateHeldCpu,
+      cpu_interval_ms: cpuIntervalMs(lateHeldCpu),
+    },
   },
   send_idle: {
     gap_ms: IDLE_GAP_MS,
@@ -644,6 +672,13 @@ const result = {
     raw_baseline_cpu_us_per_send: rawSendCpu,
     rounds: sendRounds.map(roundFigure),
     network_wamids_seen_in_events: networkStatuses,
+    statuses_through_floor: {
+      status_webhooks_per_send: round(statusesPerSend, 2),
+      floor_webhooks_per_second: ingestFloorRound.accepted.per_second,
+      sends_per_second: round(statusesFloorSends, 1),
+      ratio_to_raw: round(statusesFloorSends / rawSend.per_second, 3),
+      share_reached: round(send.per_second / statusesFloorSends, 3),
+    },
   },
   ...(traces && { trace_exports: traceExports() }),
 };

@@ -203,6 +203,8 @@ export async function watchCommitted(
 ) {
   const nc = await connectNats(natsUrl, opts.name);
   const committedAt = new Map<string, number>();
+  /** Events of bodies with statuses (the network's status webhooks), redeliveries included. */
+  let statusEvents = 0;
   const waiting = new Map<string, () => void>();
   const decoder = new TextDecoder();
   const [subject, schema] =
@@ -213,6 +215,8 @@ export async function watchCommitted(
     for await (const m of nc.subscribe(subject)) {
       const t = performance.now();
       const event = schema.parse(JSON.parse(decoder.decode(m.data)));
+      // The inbox's events name their kinds; the ingest floor's carry the body only.
+      if ('kinds' in event && Array.isArray(event.kinds) && event.kinds.includes('status')) statusEvents++;
       for (const [, wamid] of event.body.matchAll(/"id":\s*"(wamid\.[^"]+)"/g)) {
         if (!wamid || committedAt.has(wamid)) continue;
         committedAt.set(wamid, t);
@@ -231,6 +235,7 @@ export async function watchCommitted(
       }),
     allCommitted: (wamids: readonly string[], what: string) =>
       waitFor(async () => wamids.every((w) => committedAt.has(w)), 300_000, what),
+    statusEvents: () => statusEvents,
     close: () => nc.close(),
   };
 }
