@@ -15,7 +15,7 @@
  *  send_sequential_late: the same after the throughput rounds, once with the statuses flowing
  *                     and then while the network holds every status back: what the statuses of
  *                     earlier sends cost a send, the two measured at one moment, with the CPU
- *                     per send of each.
+ *                     per send of each and the shortest mean interval it allows on these cores.
  *  send_idle:         one send every 250 ms, by when the statuses of the one before (posted 50,
  *                     100 and 150 ms after it) are normally back: one send on an idle inbox.
  *  send:              POST /api/v1/messages/ → 202 under `--concurrency`, while the sandbox's
