@@ -780,6 +780,12 @@ describe('nobody raises their own rights', () => {
     });
     expect(other.status).toBe(403);
     expect(await json<{ code: string }>(other)).toMatchObject({ code: 'role_change_not_allowed' });
+    // Nor give itself a password to sign in with, or a name provisioning would not find.
+    for (const body of [{ password: 'A long enough passphrase 7' }, { username: 'someone-else' }]) {
+      const own = await call('configurator', 'PATCH', `/api/v1/users/${id('configurator')}/`, body);
+      expect(own.status).toBe(403);
+      expect(await json<{ code: string }>(own)).toMatchObject({ code: 'configurator_protected' });
+    }
     // Still not allowed to message after trying.
     const send = await call('configurator', 'POST', '/api/v1/messages/', {
       wa_id: CHAT_B,

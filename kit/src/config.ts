@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { parseDuration } from './durations.ts';
 
@@ -25,6 +26,51 @@ export const envBoolean = z
       case: 'insensitive',
     }),
   );
+
+/** Which `X-Forwarded-For` entries to believe: none, or those added by these proxies. */
+export type TrustProxy = false | string[];
+
+/** proxy-addr's names for ranges: loopback, link-local, and private (10/8, 172.16/12, 192.168/16, fc00::/7). */
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+const NAME_THE_PROXIES =
+  'give the addresses of the proxies in front (comma-separated IPs or CIDRs, or loopback, linklocal, uniquelocal)';
+
+function trustProxyOf(v: string, ctx: z.RefinementCtx): TrustProxy {
+  const value = v.trim().toLowerCase();
+  if (['', 'false', '0', 'no', 'off'].includes(value)) return false;
+  if (['true', 'yes', 'on'].includes(value) || /^\d+$/.test(value)) {
+    // Trusting every hop believes the left-most entry, which the client writes; a hop count
+    // cannot tell a proxy from a client that connects directly (Fastify trusts no hop for it).
+    ctx.addIssue({
+      code: 'custom',
+      message: `${value} would let a client choose its own address (and escape the login limits): ${NAME_THE_PROXIES}`,
+    });
+    return z.NEVER;
+  }
+  const entries = value.split(',').map((e) => e.trim());
+  const bad = entries.filter((e) => !PROXY_RANGE_NAMES.includes(e) && !isProxyAddress(e));
+  if (bad.length) {
+    ctx.addIssue({ code: 'custom', message: `not an address: ${bad.join(', ')}; ${NAME_THE_PROXIES}` });
+    return z.NEVER;
+  }
+  return entries;
+}
+
+function isProxyAddress(entry: string): boolean {
+  const [address = '', bits, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (!family || rest.length) return false;
+  if (bits === undefined) return true;
+  if (!/^\d+$/.test(bits)) return false;
+  return Number(bits) <= (family === 4 ? 32 : 128);
+}
+
+/**
+ * `TRUST_PROXY`: `false` (default), or the addresses of the proxies whose `X-Forwarded-For`
+ * entries give the client address.
+ */
+export const envTrustProxy = z.string().default('false').transform(trustProxyOf);
 
 export const envPort = z.coerce.number().int().min(0).max(65535);
 

@@ -25,6 +25,7 @@ import {
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import type { TrustProxy } from './config.ts';
 import type { InboxErrorBody } from './errors.ts';
 import type { Logger } from './logger.ts';
 
@@ -42,8 +43,8 @@ export interface HttpServerOptions {
   logger: Logger;
   /** Upper bound for request bodies (the network posts up to 3 MB). */
   bodyLimit?: number;
-  /** Take the client address from X-Forwarded-For (behind a trusted proxy). */
-  trustProxy?: boolean;
+  /** Which X-Forwarded-For entries give the client address (behind trusted proxies); see `envTrustProxy`. */
+  trustProxy?: TrustProxy;
   /**
    * Refuse, as a validation failure, every request whose validated parts (params, query, body,
    * headers) hold U+0000 or an unpaired surrogate in any string or key: PostgreSQL stores neither

@@ -1,4 +1,4 @@
-import { BaseEnvSchema, configLoader, envBoolean, envPort } from '@switchboard/kit';
+import { BaseEnvSchema, configLoader, envBoolean, envPort, envTrustProxy } from '@switchboard/kit';
 import { z } from 'zod';
 
 const seconds = z.coerce.number().int().positive();
@@ -7,7 +7,7 @@ export const GatewayConfigSchema = BaseEnvSchema.extend({
   HOST: z.string().default('127.0.0.1'),
   PORT: envPort.default(8000),
   /** Honour X-Forwarded-For (client address for login limits) when behind a proxy. */
-  TRUST_PROXY: envBoolean.default(false),
+  TRUST_PROXY: envTrustProxy,
   /** Public base URL of this inbox (links in responses and mails). Defaults to http://HOST:PORT. */
   PUBLIC_URL: z.url().optional(),
   /** Secret of the instance: auth tokens are encrypted with a key derived from it. Keep it stable. */

@@ -5,6 +5,7 @@ import { ADMIN, startTestGateway, type TestGateway } from './helpers.ts';
 const WINDOW_SECONDS = 900;
 const ATTACKER = '203.0.113.7';
 const OWNER = '198.51.100.20';
+const SPOOFER = '203.0.113.9';
 
 /** One login attempt as seen from `address` (the socket address: TRUST_PROXY is off here). */
 function attempt(gw: TestGateway, address: string, username: string, password: string) {
@@ -131,7 +132,7 @@ describe('per-address login limit', () => {
 describe('login limit behind a proxy', () => {
   let gw: TestGateway;
   beforeAll(async () => {
-    gw = await startTestGateway({ TRUST_PROXY: 'true' });
+    gw = await startTestGateway({ TRUST_PROXY: 'loopback' });
   });
   afterAll(async () => gw.close());
 
@@ -147,5 +148,18 @@ describe('login limit behind a proxy', () => {
     expect(tally(answers.map((r) => r.statusCode))).toEqual({ 400: 5, 429: 5 });
     expect((await via(ATTACKER, ADMIN.password)).statusCode).toBe(429);
     expect((await via(OWNER, ADMIN.password)).statusCode).toBe(200);
+  });
+
+  it('believes only the hop the proxy added, so entries the client wrote in front change nothing', async () => {
+    const spoofed = (i: number) =>
+      gw.app.inject({
+        method: 'POST',
+        url: '/api/v1/auth/token/',
+        headers: { 'x-forwarded-for': `198.51.100.${i}, ${SPOOFER}` },
+        payload: { username: ADMIN.username, password: `wrong-${i}` },
+      });
+    const answers = [];
+    for (let i = 0; i < 8; i++) answers.push((await spoofed(i)).statusCode);
+    expect(tally(answers)).toEqual({ 400: 5, 429: 3 });
   });
 });

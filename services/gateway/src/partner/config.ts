@@ -1,4 +1,4 @@
-import { configLoader, envBoolean, envPort, logLevel } from '@switchboard/kit';
+import { configLoader, envBoolean, envPort, envTrustProxy, logLevel } from '@switchboard/kit';
 import { z } from 'zod';
 
 /** The gateway in partner mode: no database of its own, the provisioner behind the bus. */
@@ -7,7 +7,7 @@ export const PartnerGatewayConfigSchema = z.object({
   LOG_LEVEL: logLevel,
   HOST: z.string().default('127.0.0.1'),
   PORT: envPort.default(8010),
-  TRUST_PROXY: envBoolean.default(false),
+  TRUST_PROXY: envTrustProxy,
   /** Signs the session cookie's JWT (HS256). Keep it stable and secret; at least 32 characters. */
   PARTNER_SESSION_SECRET: z.string().min(32, 'use at least 32 random characters'),
   PARTNER_SESSION_TTL_SECONDS: z.coerce

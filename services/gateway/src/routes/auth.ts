@@ -50,7 +50,8 @@ export const authRoutes: FastifyPluginAsync<AuthRouteDeps> = async (root, deps) 
   async function activeUserWith(username: string, password: string): Promise<{ id: number } | undefined> {
     const user = await findCredentials(deps.db, username);
     const ok = await verifyPassword(password, user?.password_hash ?? null);
-    return user && ok && user.is_active ? user : undefined;
+    // The configurator signs in only with the token provisioning gave the partner.
+    return user && ok && user.is_active && user.role !== 'configurator' ? user : undefined;
   }
 
   await app.register(async (plugin) => {

@@ -113,7 +113,7 @@ export async function endSessions(db: Db, userId: number): Promise<void> {
 export async function findCredentials(db: Db, username: string) {
   return db
     .selectFrom('users')
-    .select(['id', 'password_hash', 'is_active'])
+    .select(['id', 'password_hash', 'is_active', 'role'])
     .where(sql<string>`lower(username)`, '=', username.toLowerCase())
     .executeTakeFirst();
 }

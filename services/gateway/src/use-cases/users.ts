@@ -175,6 +175,13 @@ export function createUsers(deps: UsersDeps) {
         'The configurator user is managed by the partner provisioning.',
       );
     }
+    if (current.role === 'configurator' && (input.password !== undefined || input.username !== undefined)) {
+      // It signs in only with the token the partner was given, and provisioning finds it by name.
+      throw new ServiceError(
+        'configurator_protected',
+        'The configurator user has no password, and its username is managed by the partner provisioning.',
+      );
+    }
     assertMayChangeRights(actor, current, input);
     if (input.password !== undefined) {
       const problems = passwordProblems(input.password, {
