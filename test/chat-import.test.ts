@@ -485,6 +485,40 @@ describe('multipart requests', () => {
     });
     expect([res.status, ((await res.json()) as { code: string }).code]).toEqual([400, 'validation_error']);
   });
+
+  describe('a body that is not well-formed multipart answers 400, never 500', () => {
+    const boundary = 'chat-import-boundary';
+    const chatFile =
+      `--${boundary}\r\nContent-Disposition: form-data; name="chat_text"; filename="_chat.txt"\r\n` +
+      'Content-Type: text/plain\r\n\r\n05/06/2024, 18:00 - +44 7700 900556: Is the shop open?\n\r\n';
+    const fields =
+      `--${boundary}\r\nContent-Disposition: form-data; name="utc_offset_minutes"\r\n\r\n60\r\n` +
+      `--${boundary}\r\nContent-Disposition: form-data; name="device_language_code"\r\n\r\nen-GB\r\n`;
+    const whole = `${chatFile}${fields}--${boundary}--\r\n`;
+    const withBoundary = `multipart/form-data; boundary=${boundary}`;
+    /** `body` as is, with the given Content-Type. */
+    const rawImport = (contentType: string, body: string) =>
+      fetch(`${inbox.url}/api/v1/chat_import/`, {
+        method: 'POST',
+        headers: { authorization: `Token ${token}`, 'content-type': contentType },
+        body,
+      });
+
+    it('the same parts, well-formed, import', async () => {
+      const res = await rawImport(withBoundary, whole);
+      expect([res.status, await res.json()]).toMatchObject([200, { wa_id: '447700900556' }]);
+    });
+
+    it.each([
+      ['without a boundary', 'multipart/form-data', whole],
+      ['cut inside a file part', withBoundary, chatFile.slice(0, -20)],
+      ['cut before the closing boundary', withBoundary, `${chatFile}${fields}`],
+      ['that is not multipart at all', withBoundary, 'no parts here at all'],
+    ])('%s', async (_what, contentType, body) => {
+      const res = await rawImport(contentType, body);
+      expect([res.status, ((await res.json()) as { code: string }).code]).toEqual([400, 'validation_error']);
+    });
+  });
 });
 
 describe('npm run import-chat', () => {

@@ -204,6 +204,24 @@ describe('network webhook receiver', () => {
     expect(bad.json().code).toBe('verify_token_mismatch');
   });
 
+  it('refuses a wrong token of the right length in any charset alike, without revealing the length', async () => {
+    // As many characters as `verify-me` but one byte more in UTF-8: once a 500, telling the length apart.
+    for (const guess of ['verify-mé', 'verify-m', 'verify-me!', 'é'.repeat(40)]) {
+      const res = await app.inject({
+        url: `/api/v1/waba/webhook/?hub.mode=subscribe&hub.verify_token=${encodeURIComponent(guess)}&hub.challenge=1`,
+      });
+      expect({ guess, ...answer(res) }).toMatchObject({
+        guess,
+        status: 403,
+        body: { code: 'verify_token_mismatch' },
+      });
+    }
+    const ok = await app.inject({
+      url: '/api/v1/waba/webhook/?hub.mode=subscribe&hub.verify_token=verify-me&hub.challenge=42',
+    });
+    expect([ok.statusCode, ok.body]).toEqual([200, '42']);
+  });
+
   it('rejects a missing or wrong signature with 401 and stores nothing', async () => {
     const jsm = await jetstream(nc).jetstreamManager();
     const before = (await jsm.streams.info(streamName(instanceId(instance), 'inbound'))).state.messages;

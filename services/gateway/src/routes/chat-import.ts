@@ -113,6 +113,24 @@ const ChatImportOut = z
 const multipartFiles = new WeakMap<FastifyRequest, ExportUpload['mediaFiles']>();
 
 /**
+ * Why reading a multipart body failed, as the client is told. Our own refusals and the parser's
+ * (a file past the limit: 413, too many parts) carry their status and keep it. Anything else the
+ * parser throws (no boundary, a body cut short, bytes that are not multipart) has no status and
+ * would be a 500, yet it is the client's malformed body: a 400.
+ */
+function multipartRefusal(err: unknown): unknown {
+  if (err instanceof ServiceError) return err;
+  if (typeof err === 'object' && err !== null && 'statusCode' in err && typeof err.statusCode === 'number') {
+    return err;
+  }
+  const reason = err instanceof Error ? err.message : String(err);
+  return ServiceError.validation(
+    { non_field_errors: [`The multipart body is malformed: ${reason.slice(0, 200)}`] },
+    'The multipart body is malformed.',
+  );
+}
+
+/**
  * A multipart request as the JSON body: the fields by name (`chat_participants` as JSON text;
  * `chat_text` as a field or as a file part), every other file part a media file (its bytes kept
  * in `multipartFiles`, an empty `b64_content` in the body). Reads at most `maxBytes` in all.
@@ -126,27 +144,31 @@ async function multipartBody(req: FastifyRequest, maxBytes: number): Promise<Rec
     total += n;
     if (total > maxBytes) throw new ServiceError('payload_too_large');
   };
-  for await (const part of req.parts()) {
-    if (part.type === 'file') {
-      const bytes = await part.toBuffer();
-      count(bytes.length);
-      if (part.fieldname === 'chat_text') body.chat_text = bytes.toString('utf8');
-      else {
-        media.push({ b64_content: '', mime_type: part.mimetype, file_name: part.filename });
-        files.push({ fileName: part.filename, mimeType: part.mimetype, content: { bytes } });
+  try {
+    for await (const part of req.parts()) {
+      if (part.type === 'file') {
+        const bytes = await part.toBuffer();
+        count(bytes.length);
+        if (part.fieldname === 'chat_text') body.chat_text = bytes.toString('utf8');
+        else {
+          media.push({ b64_content: '', mime_type: part.mimetype, file_name: part.filename });
+          files.push({ fileName: part.filename, mimeType: part.mimetype, content: { bytes } });
+        }
+        continue;
       }
-      continue;
+      const value = String(part.value);
+      count(value.length);
+      if (part.fieldname === 'chat_participants') {
+        try {
+          body.chat_participants = JSON.parse(value);
+        } catch {
+          throw ServiceError.validation({ chat_participants: ['A JSON array of {handle, phone_number}.'] });
+        }
+      } else if (part.fieldname === 'utc_offset_minutes') body.utc_offset_minutes = Number(value);
+      else body[part.fieldname] = value;
     }
-    const value = String(part.value);
-    count(value.length);
-    if (part.fieldname === 'chat_participants') {
-      try {
-        body.chat_participants = JSON.parse(value);
-      } catch {
-        throw ServiceError.validation({ chat_participants: ['A JSON array of {handle, phone_number}.'] });
-      }
-    } else if (part.fieldname === 'utc_offset_minutes') body.utc_offset_minutes = Number(value);
-    else body[part.fieldname] = value;
+  } catch (err) {
+    throw multipartRefusal(err);
   }
   body.media_files = media;
   multipartFiles.set(req, files);
