@@ -900,6 +900,13 @@ const FOUND: {
     field: 'email',
   },
   {
+    name: 'a user in 70,000 groups (more parameters than a statement takes)',
+    method: 'POST',
+    path: '/api/v1/users/',
+    body: JSON.stringify({ username: 'manygroups', groups: Array<number>(70_000).fill(1) }),
+    field: 'groups',
+  },
+  {
     name: 'NUL in a user’s name',
     method: 'POST',
     path: '/api/v1/users/',
@@ -928,6 +935,15 @@ const FOUND: {
     type: 'application/x-www-form-urlencoded',
     anonymous: true,
     field: 'username',
+  },
+  {
+    // JSON.stringify (the bus) and jsonb overflow their stacks on such values.
+    name: 'a tag’s extra nested 200,000 levels deep',
+    method: 'POST',
+    path: '/api/v1/tags/',
+    body: `{"name":"deep","web_inbox_color":"#ffffff","extra":${'['.repeat(200_000)}${']'.repeat(200_000)}}`,
+    field: ['extra', ...Array<string>(63).fill('0')].join('.'),
+    message: /^Nested more than 64 levels deep\.$/,
   },
   {
     name: 'a field named like an Object.prototype member',

@@ -129,13 +129,20 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   return app;
 }
 
-/** Where and why a value holds text PostgreSQL cannot store; the first few places only. */
+/**
+ * Deeper JSON than any API shape needs; deeper values overflow the stack of `JSON.stringify`
+ * (the bus) and of PostgreSQL's jsonb, so they are refused at the edge.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/** Where and why a value holds text PostgreSQL cannot store, or nests too deep; the first few places only. */
 export function unstorableText(value: unknown, limit = 10): { path: PropertyKey[]; message: string }[] {
   // Iterative, and each entry links to its parent rather than copying its path: a body nested a
   // million levels deep costs linear time and no stack.
   interface At {
     key: PropertyKey;
     parent: At | undefined;
+    depth: number;
   }
   const pathOf = (at: At | undefined): PropertyKey[] => {
     const path: PropertyKey[] = [];
@@ -146,19 +153,22 @@ export function unstorableText(value: unknown, limit = 10): { path: PropertyKey[
   const stack: { node: unknown; at: At | undefined }[] = [{ node: value, at: undefined }];
   for (let next = stack.pop(); next && found.length < limit; next = stack.pop()) {
     const { node, at } = next;
+    const depth = (at?.depth ?? 0) + 1;
     if (typeof node === 'string') {
       const message = textProblem(node);
       if (message) found.push({ path: pathOf(at), message });
+    } else if (node !== null && typeof node === 'object' && depth > MAX_JSON_DEPTH) {
+      found.push({ path: pathOf(at), message: `Nested more than ${MAX_JSON_DEPTH} levels deep.` });
     } else if (Array.isArray(node)) {
       node.forEach((item, i) => {
-        stack.push({ node: item, at: { key: i, parent: at } });
+        stack.push({ node: item, at: { key: i, parent: at, depth } });
       });
     } else if (node !== null && typeof node === 'object') {
       for (const [key, item] of Object.entries(node)) {
         // A bad key is reported on the object holding it: the key itself is not a usable field name.
         const message = textProblem(key);
         if (message) found.push({ path: pathOf(at), message });
-        stack.push({ node: item, at: { key, parent: at } });
+        stack.push({ node: item, at: { key, parent: at, depth } });
       }
     }
   }

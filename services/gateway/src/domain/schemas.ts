@@ -65,7 +65,7 @@ export const UserCreate = z.object({
       is_available: z.boolean().optional(),
     })
     .optional(),
-  groups: z.array(Id).optional().describe('Group ids.'),
+  groups: z.array(Id).max(1000).optional().describe('Group ids.'),
   permissions: PermissionsOut.partial().optional(),
   assigned_wa_ids: z.array(WaIdSchema).optional(),
 });

@@ -53,8 +53,15 @@ export async function lockAndCountSeatsTaken(
 /** The ids among `ids` that name no group. */
 export async function unknownGroupIds(db: Db, ids: number[]): Promise<number[]> {
   if (!ids.length) return [];
-  const found = await db.selectFrom('groups').select('id').where('id', 'in', ids).execute();
-  return ids.filter((id) => !found.some((g) => g.id === id));
+  const wanted = [...new Set(ids)];
+  // One array parameter, not one parameter per id: the protocol counts parameters in 16 bits.
+  const found = await db
+    .selectFrom('groups')
+    .select('id')
+    .where(sql<boolean>`id = any(${wanted}::int[])`)
+    .execute();
+  const known = new Set(found.map((g) => g.id));
+  return wanted.filter((id) => !known.has(id));
 }
 
 export type UserRow = Selectable<UsersTable>;
