@@ -12,6 +12,7 @@ import {
 } from '@switchboard/testkit';
 import { type SmtpSink, startSmtpSink } from '@switchboard/testkit/infra';
 import fc from 'fast-check';
+import { sql } from 'kysely';
 import { Webhook } from 'standardwebhooks';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -695,6 +696,45 @@ describe('bad inputs are FastAPI 422s naming the field', () => {
       /Surrogate/,
     ],
     [
+      'a webhook header name that is no token',
+      {
+        provider_api_key: key,
+        configurator: {
+          user_name: 'c',
+          webhook_url: 'https://partner.example/hook',
+          webhook_headers: { 'Bad Name': 'x' },
+        },
+      },
+      ['body', 'configurator', 'webhook_headers', 'Bad Name'],
+      /is not a header name/,
+    ],
+    [
+      'a webhook header undici will not send (Expect)',
+      {
+        provider_api_key: key,
+        configurator: {
+          user_name: 'c',
+          webhook_url: 'https://partner.example/hook',
+          webhook_headers: { Expect: '100-continue' },
+        },
+      },
+      ['body', 'configurator', 'webhook_headers', 'Expect'],
+      /Expect cannot be set/,
+    ],
+    [
+      'a CR/LF in a webhook header value',
+      {
+        provider_api_key: key,
+        configurator: {
+          user_name: 'c',
+          webhook_url: 'https://partner.example/hook',
+          webhook_headers: { 'x-partner': 'a\r\nInjected: yes' },
+        },
+      },
+      ['body', 'configurator', 'webhook_headers', 'x-partner'],
+      /no CR, LF/,
+    ],
+    [
       'a configurator named like the admin',
       {
         provider_api_key: key,
@@ -799,5 +839,85 @@ describe('fuzzed Create Instance bodies', () => {
       }),
       { numRuns: 60 },
     );
+  }, 60_000);
+});
+
+describe('soft delete while the lifecycle moves the instance', () => {
+  it('answers 200 when the status changes between the request and its write, and again when repeated', async () => {
+    // Recorded as the create request does, but with no command: only this test moves it.
+    const id = 'in-deleterace001';
+    await stack.db
+      .insertInto('instances')
+      .values({
+        id,
+        partner_id: partner.partner_id,
+        subdomain: 'delete-race',
+        status: 'provisioning',
+        channel_id: null,
+        phone_number_id: null,
+        display_phone_number: null,
+        settings: JSON.stringify({
+          admin_email: null,
+          generate_activation: false,
+          configurator_user_name: null,
+          configurator_webhook_url: null,
+          max_number_of_seats: 5,
+          env_var_overrides: {},
+          channel_requested: false,
+        }),
+        secrets_sealed: Buffer.from('never opened'),
+        provider_key_sealed: null,
+        database_name: 'sb_never_created',
+        port: null,
+        pid: null,
+        allocated_at: null,
+        healthy_at: null,
+        token_sent_at: null,
+        mail_sent_at: null,
+        failure: null,
+        errors_sent_at: null,
+        ready_at: null,
+        deleted_at: null,
+      })
+      .execute();
+    const url = `/v1/instances/${id}`;
+    let deleting: Promise<Response> | undefined;
+    // The instance turns ready (as its health check would make it) in a transaction held open
+    // until the delete waits on the row: the delete has seen `provisioning` and writes after `ready`.
+    await stack.db.transaction().execute(async (trx) => {
+      await trx
+        .updateTable('instances')
+        .set({ status: 'ready', ready_at: new Date() })
+        .where('id', '=', id)
+        .execute();
+      deleting = stack.partner('DELETE', url, { key: partner.api_key });
+      let answered = 'not yet';
+      void deleting.then((r) => {
+        answered = String(r.status);
+      });
+      await waitFor(
+        async () => {
+          const { rows } = await sql<{ n: number }>`
+            select count(*)::int as n from pg_stat_activity where pg_backend_pid() = any(pg_blocking_pids(pid))
+          `.execute(trx);
+          return (rows[0]?.n ?? 0) > 0;
+        },
+        15_000,
+        () => `the delete to wait for the row (answered: ${answered})`,
+      );
+    });
+    const res = await (deleting ?? Promise.reject(new Error('no delete sent')));
+    expect(res.status, await res.clone().text()).toBe(200);
+    expect(await res.json()).toBeNull();
+    const got = await json<Instance>(await stack.partner('GET', url, { key: partner.api_key }));
+    expect(got.status).toBe('deleted');
+    expect(got.deleted_at).toEqual(expect.any(Number));
+
+    const again = await stack.partner('DELETE', url, { key: partner.api_key });
+    expect(again.status).toBe(200);
+    expect(await again.json()).toBeNull();
+    const still = await json<Instance>(await stack.partner('GET', url, { key: partner.api_key }));
+    expect(still.deleted_at).toBe(got.deleted_at);
+    expect((await stack.partner('DELETE', url, { key: other.api_key })).status).toBe(404);
   }, 60_000);
 });

@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { CreateInstanceRequestSchema, type ENV_VAR_OVERRIDE_ALLOWLIST } from './partner.ts';
+import {
+  CreateInstanceRequestSchema,
+  type ENV_VAR_OVERRIDE_ALLOWLIST,
+  PARTNER_EVENT_RESERVED_HEADERS,
+} from './partner.ts';
 
 describe('the Create Instance body', () => {
   it('takes the spec’s defaults', () => {
@@ -45,6 +49,71 @@ describe('the Create Instance body', () => {
       ['env_var_overrides', 'PATH'],
       ['env_var_overrides', 'NODE_OPTIONS'],
       ['env_var_overrides', 'INBOX_FRONTEND_URL'],
+    ]);
+  });
+});
+
+describe('configurator.webhook_headers', () => {
+  // Refused later by undici, these would fail the partner's events for good after the 202.
+  const withHeaders = (webhook_headers: Record<string, string>) =>
+    CreateInstanceRequestSchema.safeParse({
+      provider_api_key: 'k',
+      configurator: { user_name: 'c', webhook_url: 'https://partner.example/hook', webhook_headers },
+    });
+
+  it('accepts token names with values of visible ASCII, Latin-1, spaces and tabs', () => {
+    const r = withHeaders({
+      Authorization: 'Bearer partner-side-secret',
+      "X-Odd_Name.1!#$%&'*+^`|~": 'a value\twith tabs and spaces',
+      'x-latin-1': 'caf\u00e9 \u00ff',
+      'x-empty': '',
+    });
+    expect(r.success, JSON.stringify(r.error?.issues)).toBe(true);
+  });
+
+  it.each(['Bad Name', 'x:y', 'x/y', 'x(y)', 'x"y', 'caf\u00e9', 'x\ty'])(
+    'refuses the name %j, at the name',
+    (name) => {
+      const r = withHeaders({ [name]: 'x' });
+      expect(r.error?.issues.map((i) => i.path)).toEqual([['configurator', 'webhook_headers', name]]);
+      expect(r.error?.issues[0]?.message).toMatch(/is not a header name/);
+    },
+  );
+
+  it.each(['a\r\nInjected: yes', 'a\nb', 'a\rb', 'nul\u0000', 'bell\u0007', 'del\u007f', 'euro \u20ac'])(
+    'refuses the value %j, at its name',
+    (value) => {
+      const r = withHeaders({ 'X-Partner': value });
+      expect(r.error?.issues.map((i) => i.path)).toEqual([['configurator', 'webhook_headers', 'X-Partner']]);
+      expect(r.error?.issues[0]?.message).toMatch(/no CR, LF, NUL/);
+    },
+  );
+
+  it.each([
+    ...PARTNER_EVENT_RESERVED_HEADERS,
+    'Expect',
+    'UPGRADE',
+    'Keep-Alive',
+    'Transfer-Encoding',
+    'Connection',
+    'Content-Length',
+    'Host',
+    'Content-Type',
+    'Webhook-Id',
+    'Webhook-Timestamp',
+    'Webhook-Signature',
+  ])('refuses %s, in any case', (name) => {
+    const r = withHeaders({ [name]: 'x' });
+    expect(r.error?.issues.map((i) => i.path)).toEqual([['configurator', 'webhook_headers', name]]);
+    expect(r.error?.issues[0]?.message).toMatch(/cannot be set/);
+  });
+
+  it('names every header it refuses', () => {
+    const r = withHeaders({ ok: 'fine', 'Bad Name': 'x', Expect: '100-continue', 'X-A': 'a\r\nb' });
+    expect(r.error?.issues.map((i) => i.path)).toEqual([
+      ['configurator', 'webhook_headers', 'Bad Name'],
+      ['configurator', 'webhook_headers', 'Expect'],
+      ['configurator', 'webhook_headers', 'X-A'],
     ]);
   });
 });

@@ -1,4 +1,5 @@
 import { BLOCKED_ADDRESS_CODE, createGuardedAgent, standardWebhookHeaders } from '@switchboard/kit';
+import { PARTNER_EVENT_RESERVED_HEADERS } from '@switchboard/proto';
 import { request } from 'undici';
 
 export interface PartnerEvent {
@@ -19,14 +20,19 @@ export interface PartnerEventSender {
   close(): Promise<void>;
 }
 
-const OWN_HEADERS = new Set([
-  'content-type',
-  'webhook-id',
-  'webhook-timestamp',
-  'webhook-signature',
-  'host',
-  'content-length',
-]);
+/**
+ * The create request refuses these names now; instances recorded before may still hold them,
+ * and their events go out without them rather than not at all.
+ */
+const OWN_HEADERS: ReadonlySet<string> = new Set(PARTNER_EVENT_RESERVED_HEADERS);
+
+/**
+ * undici's refusals of the request itself (a header name that is no token, a value with CR/LF,
+ * a header it does not support), not of the network: the same event is refused the same way on
+ * every attempt, so retrying would only hide it for the whole schedule. The create request
+ * refuses such headers now; instances recorded before may still hold them.
+ */
+const ARGUMENT_ERROR_CODES: ReadonlySet<string> = new Set(['UND_ERR_INVALID_ARG', 'UND_ERR_NOT_SUPPORTED']);
 
 /**
  * POSTs the partner's asynchronous events (token, errors) signed like per-user webhooks
@@ -67,9 +73,18 @@ export function createPartnerEventSender(opts: {
         return { ok: false, reason: `answered ${res.statusCode}`, retryable: true };
       } catch (err) {
         const code = (err as { code?: string }).code;
+        const message = (err as Error).message;
+        if (code !== undefined && ARGUMENT_ERROR_CODES.has(code)) {
+          // The lifecycle logs this reason: it must say why the event is given up at once.
+          return {
+            ok: false,
+            reason: `${code}: ${message} (refused before sending, e.g. a partner header; not retried)`,
+            retryable: false,
+          };
+        }
         return {
           ok: false,
-          reason: `${code ?? 'error'}: ${(err as Error).message}`,
+          reason: `${code ?? 'error'}: ${message}`,
           // A refused target stays refused; anything else may pass later.
           retryable: code !== BLOCKED_ADDRESS_CODE,
         };

@@ -67,6 +67,28 @@ export async function moveStatus(
   return res.numUpdatedRows > 0n;
 }
 
+/**
+ * Marks a partner's instance deleted in one conditional statement, from whatever status it has
+ * when the statement runs: a lifecycle step moving it meanwhile (provisioning → ready) cannot
+ * make the delete miss, as a read followed by an update from the status read could. False when
+ * the partner has no such instance or it is deleted already.
+ */
+export async function softDeleteInstance(
+  db: Kysely<ProvisionerDatabase>,
+  partnerId: string,
+  id: string,
+  at: Date,
+): Promise<boolean> {
+  const res = await db
+    .updateTable('instances')
+    .set({ status: 'deleted', deleted_at: at })
+    .where('id', '=', id)
+    .where('partner_id', '=', partnerId)
+    .where('status', '<>', 'deleted')
+    .executeTakeFirst();
+  return res.numUpdatedRows > 0n;
+}
+
 /** The live instance already serving a number, other than `exceptId`. */
 export async function liveInstanceForNumber(
   db: Kysely<ProvisionerDatabase>,

@@ -9,7 +9,12 @@ import {
 import { hashSecret, newId, newSecret } from '../domain/credentials.ts';
 import { insertActivationToken } from '../store/activations.ts';
 import type { InstanceSecrets, InstanceSettings } from '../store/db.ts';
-import { type InstanceRow, moveStatus, partnerInstance, partnerInstancesPage } from '../store/instances.ts';
+import {
+  type InstanceRow,
+  partnerInstance,
+  partnerInstancesPage,
+  softDeleteInstance,
+} from '../store/instances.ts';
 import { OUTBOX_TABLE, type PublicUrls, type UseCaseDeps } from './deps.ts';
 
 const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
@@ -135,15 +140,19 @@ export async function deleteInstance(
   deps: UseCaseDeps,
   r: { partner_id: string; instance_id: string },
 ): Promise<{ deleted: true }> {
-  const row = await ownInstance(deps, r.partner_id, r.instance_id);
-  if (row.status === 'deleted') return { deleted: true };
-  await deps.db.transaction().execute(async (trx) => {
-    const moved = await moveStatus(trx, row.id, row.status, 'deleted', { deleted_at: new Date() });
-    if (!moved) throw new ServiceError('service_unavailable', 'The instance changed meanwhile; retry.');
+  const id = r.instance_id;
+  const deleted = await deps.db.transaction().execute(async (trx) => {
+    if (!(await softDeleteInstance(trx, r.partner_id, id, new Date()))) return false;
     await enqueueOutbox(trx, OUTBOX_TABLE, [
-      command({ instance_id: row.id, action: 'scale_to_zero' }, `scale_to_zero:${row.id}`),
+      command({ instance_id: id, action: 'scale_to_zero' }, `scale_to_zero:${id}`),
     ]);
+    return true;
   });
+  if (!deleted) {
+    // Nothing changed: deleted before (answered alike: the delete is idempotent) or not the partner's.
+    await ownInstance(deps, r.partner_id, id);
+    return { deleted: true };
+  }
   await deps.outbox.publishSoon(2_000);
   return { deleted: true };
 }
