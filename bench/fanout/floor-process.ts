@@ -58,6 +58,8 @@ await Promise.all(
       durable,
       schema: Event,
       maxMessages: env.FLOOR_CONCURRENCY,
+      handlerRetryMs: 5_000,
+      ackWaitMs: 30_000,
       acks,
       log,
       handle: async ({ body }) => {

@@ -50,6 +50,8 @@ export interface DeliveryContext {
   readonly subject: string;
   readonly seq: number;
   readonly deliveryCount: number;
+  /** When the stream stored the message (the server's clock). */
+  readonly publishedAtMs: number;
   readonly headers: MsgHdrs | undefined;
   readonly span: Span;
   /** Extends the ack deadline for long work. */
@@ -374,6 +376,7 @@ export function runDeliveryLoop<S extends z.ZodType>(o: DeliveryLoopOptions<S>):
               subject: m.subject,
               seq: m.seq,
               deliveryCount: m.info.deliveryCount,
+              publishedAtMs: m.time.getTime(),
               headers: m.headers,
               span,
               working,

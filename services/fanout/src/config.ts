@@ -9,7 +9,11 @@ import {
 } from '@switchboard/kit';
 import { z } from 'zod';
 import { DEFAULT_RETRY_SCHEDULE_MS } from './domain/retry.ts';
-import { DEFAULT_ATTEMPT_TIMEOUT_MS, type FanoutSettings } from './domain/settings.ts';
+import {
+  DEFAULT_ATTEMPT_TIMEOUT_MS,
+  DEFAULT_HANDLER_RETRY_MS,
+  type FanoutSettings,
+} from './domain/settings.ts';
 
 export const FanoutConfigSchema = BaseEnvSchema.extend({
   /** The instance secret: webhook secrets and static headers are sealed with a key derived from it. */
@@ -76,5 +80,6 @@ export function settingsFromConfig(c: FanoutConfig): FanoutSettings {
     webhookCacheTtlMs: c.WEBHOOK_CACHE_TTL,
     reconcileIntervalMs: c.WEBHOOK_RECONCILE_INTERVAL,
     attemptLog: { flushIntervalMs: c.WEBHOOK_ATTEMPT_LOG_FLUSH, maxBatch: 500 },
+    handlerRetryMs: DEFAULT_HANDLER_RETRY_MS,
   };
 }

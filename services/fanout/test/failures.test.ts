@@ -25,6 +25,7 @@ beforeAll(async () => {
   h = await startHarness(
     testSettings({
       retry: { schedule: [0, 100, 100], jitter: 0, throttleFloorMs: 60_000, retryAfterCapMs: 10_000 },
+      handlerRetryMs: 100,
     }),
   );
   h.nc.subscribe(webhookLifecycle.subject(h.bus.instance), {
@@ -147,6 +148,33 @@ describe('failures', () => {
       offset: 0,
     });
     expect(afterReplay.results[0]).toMatchObject({ trigger: 'replay', success: true, attempt: 1 });
+  });
+
+  it('uses up no attempt when the worker fails before its POST (the gateway not answering)', async () => {
+    const r = await receiver((_req, index) => (index === 0 ? { status: 500 } : { status: 200 }));
+    const owner = principal(78);
+    const hook = await h.createWebhook(r.url, { as: owner });
+    // More failures than the schedule has attempts: counted as attempts, they would dead-letter
+    // the event without a single POST.
+    h.failPrincipalLookups(owner.user_id, 5);
+    const event = await publishEvent(h.bus);
+    await waitFor(async () => r.forEvent(event.event_id).length === 2, 10_000, 'two POSTs');
+    const log = await h.bus.request(fanoutRpc.deliveries, {
+      principal: admin,
+      id: hook.id,
+      limit: 10,
+      offset: 0,
+    });
+    expect(log.results.map((a) => [a.attempt, a.success])).toEqual([
+      [2, true],
+      [1, false],
+    ]);
+    const letters = await h.db
+      .selectFrom('webhook_dead_letters')
+      .select('id')
+      .where('webhook_id', '=', hook.id)
+      .execute();
+    expect(letters).toEqual([]);
   });
 
   it('disables a webhook that keeps failing for longer than the threshold', async () => {

@@ -37,8 +37,20 @@ export const testBox = createWebhookSecretsBox(TEST_SECRET_KEY);
  * `gateway.identity.principal` from the principals the test created webhooks as (others are
  * unknown: null, as for a deactivated user).
  */
-export function serveTestPrincipals(bus: Bus, known: Map<number, Principal>) {
-  return bus.serve(principalLookup, async ({ user_id }) => ({ principal: known.get(user_id) ?? null }));
+export function serveTestPrincipals(
+  bus: Bus,
+  known: Map<number, Principal>,
+  /** Lookups still to fail per user, as when the gateway is down. */
+  failing: Map<number, number> = new Map(),
+) {
+  return bus.serve(principalLookup, async ({ user_id }) => {
+    const left = failing.get(user_id) ?? 0;
+    if (left > 0) {
+      failing.set(user_id, left - 1);
+      throw new Error('identity is not answering');
+    }
+    return { principal: known.get(user_id) ?? null };
+  });
 }
 
 /** Settings for tests: private targets allowed, quick retries without jitter. */
@@ -99,6 +111,8 @@ export interface Harness {
     url: string,
     opts?: { ordered?: boolean; headers?: Record<string, string>; as?: Principal },
   ): Promise<WebhookWithSecret>;
+  /** The next `times` lookups of this user's rights fail, as when the gateway is down. */
+  failPrincipalLookups(userId: number, times: number): void;
   /** A second fanout worker on its own connection, sharing the database and the durables. */
   startWorker(settings?: FanoutSettings): Promise<Fanout>;
   stop(): Promise<void>;
@@ -123,7 +137,8 @@ export async function startHarness(
   await bus.ensureStreams();
   const log = createLogger('fanout-test', process.env.TEST_LOG_LEVEL ?? 'silent');
   const principals = new Map<number, Principal>([[admin.user_id, admin]]);
-  const principalsServed = serveTestPrincipals(bus, principals);
+  const failingLookups = new Map<number, number>();
+  const principalsServed = serveTestPrincipals(bus, principals, failingLookups);
   const fanout = await createFanout({ db, bus, nc, log, settings, box: testBox });
   // Without an in-process worker the test runs fanout elsewhere (child processes).
   if (opts.worker !== false) await fanout.start();
@@ -144,6 +159,9 @@ export async function startHarness(
         ...(opts.ordered !== undefined ? { ordered: opts.ordered } : {}),
         ...(opts.headers ? { headers: opts.headers } : {}),
       });
+    },
+    failPrincipalLookups(userId, times) {
+      failingLookups.set(userId, times);
     },
     async startWorker(workerSettings = settings) {
       const wnc = await connectNats(testNatsUrl(), 'fanout-test-worker');

@@ -26,9 +26,15 @@ export interface FanoutSettings {
     readonly flushIntervalMs: number;
     readonly maxBatch: number;
   };
+  /**
+   * Delay before a delivery is handled again after the worker itself failed (database down, the
+   * gateway not answering). Such a failure is no attempt: the webhook's schedule is not used up.
+   */
+  readonly handlerRetryMs: number;
 }
 
 export const DEFAULT_ATTEMPT_TIMEOUT_MS = 15_000;
+export const DEFAULT_HANDLER_RETRY_MS = 5_000;
 
 export function defaultSettings(overrides: Partial<FanoutSettings> = {}): FanoutSettings {
   const attemptTimeoutMs = overrides.attemptTimeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS;
@@ -48,6 +54,7 @@ export function defaultSettings(overrides: Partial<FanoutSettings> = {}): Fanout
     webhookCacheTtlMs: 5_000,
     reconcileIntervalMs: 30_000,
     attemptLog: { flushIntervalMs: 250, maxBatch: 500 },
+    handlerRetryMs: DEFAULT_HANDLER_RETRY_MS,
   };
   return { ...base, ...overrides };
 }

@@ -1,7 +1,13 @@
 import type { SecretBox } from '@switchboard/kit';
 import type { Insertable, Kysely } from 'kysely';
 import { openWebhook } from '../adapters/sealing.ts';
-import type { DisabledReason, FanoutDatabase, WebhookDeadLettersTable, WebhookRow } from '../db.ts';
+import type {
+  DeliveryTrigger,
+  DisabledReason,
+  FanoutDatabase,
+  WebhookDeadLettersTable,
+  WebhookRow,
+} from '../db.ts';
 
 export interface WebhookStore {
   /**
@@ -21,6 +27,8 @@ export interface WebhookStore {
   disable(id: string, reason: DisabledReason): Promise<WebhookRow | undefined>;
   /** Keeps a given-up event for replay; false when the webhook no longer exists. */
   recordDeadLetter(entry: Insertable<WebhookDeadLettersTable>): Promise<boolean>;
+  /** Failed attempts logged for this event and trigger since `since` (the message's own, not a replayed one's predecessors). */
+  failedAttempts(webhookId: string, eventId: string, trigger: DeliveryTrigger, since: Date): Promise<number>;
 }
 
 interface Cached {
@@ -115,6 +123,19 @@ export function createWebhookStore(
       // Again: a load that ran during the update may have read the row before it.
       invalidate(id);
       return stored && openWebhook(opts.box, stored);
+    },
+
+    async failedAttempts(webhookId, eventId, trigger, since) {
+      const { n } = await db
+        .selectFrom('webhook_attempts')
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .where('webhook_id', '=', webhookId)
+        .where('event_id', '=', eventId)
+        .where('success', '=', false)
+        .where('trigger', '=', trigger)
+        .where('attempted_at', '>=', since)
+        .executeTakeFirstOrThrow();
+      return Number(n);
     },
 
     async recordDeadLetter(entry) {

@@ -11,6 +11,7 @@ export type { Disposition };
 export interface MessageContext {
   readonly seq: number;
   readonly deliveryCount: number;
+  readonly publishedAtMs: number;
   readonly span: Span;
 }
 
@@ -19,9 +20,6 @@ export interface ConsumerLoop {
   /** Settles when the loop has ended, whether stopped or broken. */
   readonly done: Promise<void>;
 }
-
-/** Delay before a delivery is retried after the handler itself failed (database down, a bug). */
-const HANDLER_FAILURE_DELAY_MS = 5_000;
 
 /**
  * Pulls one webhook durable through proto's delivery loop (consumer span continuing the
@@ -37,6 +35,10 @@ export async function startConsumerLoop<S extends z.ZodType>(opts: {
   durable: string;
   schema: S;
   maxMessages: number;
+  /** Delay before a message whose handler failed (database down, a bug) is handled again. */
+  handlerRetryMs: number;
+  /** The durable's AckWait: a message is marked in progress three times within it while handled. */
+  ackWaitMs: number;
   acks: AckBatcher;
   log: Logger;
   handle: (payload: z.output<S>, ctx: MessageContext) => Promise<Disposition>;
@@ -51,7 +53,10 @@ export async function startConsumerLoop<S extends z.ZodType>(opts: {
     durable: opts.durable,
     schema: opts.schema,
     handler: (payload, ctx) => opts.handle(payload, ctx),
-    retryDelayMs: () => HANDLER_FAILURE_DELAY_MS,
+    retryDelayMs: () => opts.handlerRetryMs,
+    // A handler waiting for the attempt log's commit after its POST must not outlive AckWait:
+    // the event would be redelivered and POSTed again while the first is still being recorded.
+    heartbeatMs: Math.max(500, Math.floor(opts.ackWaitMs / 3)),
     settle: (m, d) => opts.acks.add(() => settleNow(m, d)),
     onError: (err, at) => opts.log.error({ err, durable: opts.durable, seq: at.seq }, 'delivery not handled'),
   });

@@ -19,8 +19,10 @@ export type DisabledListener = (webhook: WebhookRow, reason: DisabledReason) => 
 
 export interface DeliveryContext {
   readonly trigger: Exclude<DeliveryTrigger, 'test'>;
-  /** JetStream's delivery count: the attempt number. */
+  /** JetStream's delivery count: 1 on the first delivery, when no attempt was made yet. */
   readonly deliveryCount: number;
+  /** When the stream stored the message: attempts for it were made after. */
+  readonly publishedAtMs: number;
   readonly span: Span;
 }
 
@@ -31,6 +33,12 @@ export interface DeliveryEngine {
   /** Attempts this process made for events and replays since it started. */
   readonly attempts: number;
 }
+
+// Attempts are stamped by the worker's clock, the message by the server's: a second's slack
+// keeps a small skew from hiding the message's own attempts (a replay follows its dead letter
+// by much more than that).
+const CLOCK_SLACK_MS = 1_000;
+const publishedSince = (ctx: DeliveryContext) => new Date(ctx.publishedAtMs - CLOCK_SLACK_MS);
 
 /** The Standard Webhooks headers for one attempt, after the webhook's static ones. */
 export function deliveryHeaders(
@@ -159,7 +167,12 @@ export function createDeliveryEngine(deps: {
     }
     const body = audience.kind === 'partial' ? audience.body : event.body;
 
-    const attempt = ctx.deliveryCount;
+    // JetStream's count also grows when this worker failed before a POST (database down, the
+    // gateway not answering); only POSTs made use up the schedule, so a redelivery counts them.
+    const attempt =
+      ctx.deliveryCount === 1
+        ? 1
+        : (await store.failedAttempts(webhook.id, event.event_id, ctx.trigger, publishedSince(ctx))) + 1;
     const messageId = webhookMessageId(webhook.id, event.event_id);
     ctx.span.setAttributes({
       'switchboard.webhook.id': webhook.id,

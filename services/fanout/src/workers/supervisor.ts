@@ -70,6 +70,8 @@ export function createSupervisor(deps: {
       durable: durableNames.main(id),
       schema: NetworkEventSchema,
       maxMessages,
+      ackWaitMs: settings.ackWaitMs,
+      handlerRetryMs: settings.handlerRetryMs,
       acks,
       log,
       handle: (event, ctx) => engine.deliver(id, event, { trigger: 'event', ...ctx }),
@@ -80,6 +82,8 @@ export function createSupervisor(deps: {
       durable: durableNames.replay(id),
       schema: WebhookReplaySchema,
       maxMessages,
+      ackWaitMs: settings.ackWaitMs,
+      handlerRetryMs: settings.handlerRetryMs,
       acks,
       log,
       handle: async (replayed, ctx) =>
