@@ -215,6 +215,40 @@ describe('sending', () => {
     expect(reopened.status).toBe(202);
   });
 
+  it('a template the network refuses opens no window', async () => {
+    const waId = '491700000013';
+    const dayAndAHourAgo = Math.floor(Date.now() / 1000) - 25 * 3600;
+    await inbox.customerSays(waId, {
+      type: 'text',
+      text: { body: 'old' },
+      timestamp: String(dayAndAHourAgo),
+    });
+    await waitFor(async () => (await messagesOf(waId)).length === 1, 15_000, 'backdated message stored');
+    const template = await inbox.api('POST', '/api/v1/messages/', {
+      token: admin,
+      body: {
+        wa_id: waId,
+        type: 'template',
+        template: { name: 'no_such_template', language: { code: 'en_US' } },
+      },
+    });
+    expect(template.status).toBe(202);
+    const t = await json<ApiMessage>(template);
+    await waitFor(
+      async () => Boolean((await messageOf(waId, t.id))?.waba_statuses.failed),
+      20_000,
+      'template failed',
+    );
+    const stillClosed = await inbox.api('POST', '/api/v1/messages/', {
+      token: admin,
+      body: { wa_id: waId, type: 'text', text: { body: 'not yet' } },
+    });
+    expect(stillClosed.status).toBe(453);
+    expect(await stillClosed.json()).toMatchObject({
+      messaging_window_expires_at: dayAndAHourAgo + 24 * 3600,
+    });
+  });
+
   it('rejects bad send payloads with 400 and fields', async () => {
     const res = await inbox.api('POST', '/api/v1/messages/', {
       token: admin,

@@ -1,5 +1,6 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { ChatsDatabase, MessagesTable } from '../db.ts';
+import { businessWindowEnd } from '../domain/window.ts';
 import { arrayParameter, batchRows } from './array-parameter.ts';
 import { statusKey } from './views.ts';
 
@@ -168,7 +169,11 @@ export async function scheduleSendRetry(
     .execute();
 }
 
-/** Marks a send failed and stores its `failed` status with the errors, in one transaction. */
+/**
+ * Marks a send failed and stores its `failed` status with the errors, in one transaction. A
+ * failed template opened no window: the chat's business window becomes again what its other
+ * templates opened (acceptance opened it, so a free-form reply could follow at once).
+ */
 export async function recordSendFailed(
   db: Db,
   m: { id: string; wamid: string | null },
@@ -176,6 +181,15 @@ export async function recordSendFailed(
   timestamp: number,
 ): Promise<void> {
   await db.transaction().execute(async (trx) => {
+    const sent = await trx
+      .selectFrom('messages')
+      .select(['wa_id', 'type'])
+      .where('id', '=', m.id)
+      .executeTakeFirst();
+    // The chat first, as accepts and the inbound fold lock it before its messages: no deadlock.
+    if (sent?.type === 'template') {
+      await trx.selectFrom('chats').select('wa_id').where('wa_id', '=', sent.wa_id).forUpdate().execute();
+    }
     await trx
       .updateTable('messages')
       .set({ send_state: 'failed', send_lease_until: null, next_attempt_at: null })
@@ -186,6 +200,17 @@ export async function recordSendFailed(
       .values({ wamid: statusKey(m), status: 'failed', timestamp, errors: JSON.stringify(errors) })
       .onConflict((oc) => oc.columns(['wamid', 'status']).doNothing())
       .execute();
+    if (sent?.type === 'template') {
+      await trx
+        .updateTable('chats')
+        .set({
+          business_window_expires_at: sql<number | null>`(
+            select max(timestamp) + ${businessWindowEnd(0)} from messages
+            where wa_id = ${sent.wa_id} and from_us and type = 'template' and send_state <> 'failed')`,
+        })
+        .where('wa_id', '=', sent.wa_id)
+        .execute();
+    }
   });
 }
 
