@@ -38,6 +38,7 @@ import {
   sendLeaseLeft,
   sendStatesHeadsAndClaims,
 } from '../store/sends.ts';
+import { persistWrite } from './persist-write.ts';
 
 /** Bounds how long one command keeps its handler busy with a customer's backlog. */
 const MAX_FOLLOWERS_PER_COMMAND = 20;
@@ -85,20 +86,6 @@ export async function startDeliveryWorker(deps: {
     recordSendsSent(db, marks),
   );
 
-  /** Retries a write whose loss would send a message twice, while the failure is transient. */
-  async function persist(what: string, write: () => Promise<unknown>): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await write();
-        return;
-      } catch (err) {
-        if (attempt >= 8 || classifyFailure(err).class !== 'transient') throw err;
-        log.warn({ err, attempt }, `${what} not recorded yet; retried`);
-        await new Promise((r) => setTimeout(r, backoffMs(attempt, WORKER_RETRY)));
-      }
-    }
-  }
-
   /** Publishes the failed status of a rejected send (idempotent: one event per message). */
   async function publishFailed(m: { id: string; wa_id: string }, errors: unknown[]): Promise<void> {
     const body = failedStatusBody(deps.phoneNumber, m.id, m.wa_id, errors);
@@ -117,7 +104,7 @@ export async function startDeliveryWorker(deps: {
   }
 
   async function recordFailed(m: ClaimedSend, errors: unknown[]): Promise<void> {
-    await persist('failed send', () => recordSendFailed(db, m, errors, nowSeconds()));
+    await persistWrite(() => recordSendFailed(db, m, errors, nowSeconds()), { what: 'failed send', log });
     await publishFailed(m, errors);
   }
 
@@ -161,11 +148,15 @@ export async function startDeliveryWorker(deps: {
         ]);
         return { kind: 'failed' };
       }
-      // The network took it: losing this write would send it again.
+      // The network took it: losing this write would send it again. The lease renewal above
+      // goes on meanwhile, so once the database is back the send is held again within seconds.
       let next: QueueHead | undefined;
-      await persist('sent message', async () => {
-        next = await sentMarks.submit({ id, wamid });
-      });
+      await persistWrite(
+        async () => {
+          next = await sentMarks.submit({ id, wamid });
+        },
+        { what: 'sent message', log, untilStored: true },
+      );
       return { kind: 'sent', next };
     } finally {
       clearInterval(renew);
