@@ -216,7 +216,7 @@ describe('sending', () => {
   });
 
   it('a template the network refuses opens no window', async () => {
-    const waId = '491700000013';
+    const waId = '491700000093';
     const dayAndAHourAgo = Math.floor(Date.now() / 1000) - 25 * 3600;
     await inbox.customerSays(waId, {
       type: 'text',
