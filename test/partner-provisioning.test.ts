@@ -38,6 +38,8 @@ let other: NewPartner;
 let configurator: Receiver;
 let userHook: Receiver;
 let smtp: SmtpSink;
+/** Mails still to refuse per recipient. */
+const refusals = new Map<string, number>();
 
 interface Instance {
   id: string;
@@ -111,7 +113,13 @@ async function tokenFor(instanceId: string): Promise<string> {
 
 beforeAll(async () => {
   provisioningDb = await freshDatabase('provisioning');
-  smtp = await startSmtpSink();
+  smtp = await startSmtpSink({
+    refuse: (to) => {
+      const left = refusals.get(to) ?? 0;
+      if (left > 0) refusals.set(to, left - 1);
+      return left > 0;
+    },
+  });
   stack = await startPartnerStack({
     natsUrl: testNatsUrl(),
     pgAdminUrl: inject('pgAdminUrl'),
@@ -573,6 +581,37 @@ describe('activation', () => {
   }, 120_000);
 });
 
+describe('activation mail refused', () => {
+  it('is sent again on the schedule, and only the link that went out works', async () => {
+    const to = 'owner@bounced-twice.example';
+    refusals.set(to, 2);
+    const n = await stack.newNumber();
+    const res = await create({ provider_api_key: n.api_key, subdomain: 'bounced', admin_email: to });
+    expect(res.status).toBe(202);
+    const { id } = await json<Instance>(res);
+    await waitFor(
+      async () => smtp.mails.some((m) => m.to.includes(to)),
+      60_000,
+      () => `activation mail after two refusals (${stack.provisioner.output().slice(-3000)})`,
+    );
+    expect(refusals.get(to)).toBe(0);
+    const row = await stack.db
+      .selectFrom('instances')
+      .select(['mail_attempts', 'mail_sent_at'])
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
+    expect(row.mail_attempts).toBe(2);
+    expect(row.mail_sent_at).not.toBeNull();
+    // The tokens of the two mails that never left were forgotten: one link is valid.
+    const tokens = await stack.db
+      .selectFrom('activation_tokens')
+      .select('token_hash')
+      .where('instance_id', '=', id)
+      .execute();
+    expect(tokens).toHaveLength(1);
+  }, 120_000);
+});
+
 describe('partner session', () => {
   it('login sets an httpOnly, SameSite=Strict cookie with a JWT of the partner id only; logout clears it', async () => {
     const bad = await stack.partner('POST', '/v1/auth/login', { body: { api_key: 'sbp_wrong' } });
@@ -920,4 +959,21 @@ describe('soft delete while the lifecycle moves the instance', () => {
     expect(still.deleted_at).toBe(got.deleted_at);
     expect((await stack.partner('DELETE', url, { key: other.api_key })).status).toBe(404);
   }, 60_000);
+});
+
+describe('ports', () => {
+  it('no two live instances share a port, whatever tries to give one the other’s', async () => {
+    const live = await stack.db
+      .selectFrom('instances')
+      .select(['id', 'port'])
+      .where('status', '<>', 'deleted')
+      .where('port', 'is not', null)
+      .execute();
+    const [a, b] = live;
+    if (!a || !b) throw new Error(`two live instances expected, found ${live.length}`);
+    expect(new Set(live.map((r) => r.port)).size).toBe(live.length);
+    await expect(
+      stack.db.updateTable('instances').set({ port: a.port }).where('id', '=', b.id).execute(),
+    ).rejects.toThrow(/instances_port_key/);
+  });
 });

@@ -44,13 +44,22 @@ export function parseMail(raw: string): Pick<ReceivedMail, 'subject' | 'text'> {
  * provider (`npm start`) and the mailbox tests read login links from.
  */
 export async function startSmtpSink(
-  opts: { port?: number; onMail?: (m: ReceivedMail) => void } = {},
+  opts: {
+    port?: number;
+    onMail?: (m: ReceivedMail) => void;
+    /** Recipients to refuse (550), as a mail provider refuses a mailbox it cannot deliver to now. */
+    refuse?: (to: string) => boolean;
+  } = {},
 ): Promise<SmtpSink> {
   const mails: ReceivedMail[] = [];
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS'],
     logger: false,
+    onRcptTo(address, _session, callback) {
+      if (!opts.refuse?.(address.address)) return callback();
+      callback(Object.assign(new Error('Mailbox unavailable'), { responseCode: 550 }));
+    },
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));

@@ -12,6 +12,14 @@ export async function insertActivationToken(
     .execute();
 }
 
+/** Forgets a token whose mail was never sent. */
+export async function deleteActivationToken(
+  db: Kysely<ProvisionerDatabase>,
+  tokenHash: string,
+): Promise<void> {
+  await db.deleteFrom('activation_tokens').where('token_hash', '=', tokenHash).execute();
+}
+
 export async function activationToken(db: Kysely<ProvisionerDatabase>, tokenHash: string) {
   return db
     .selectFrom('activation_tokens')

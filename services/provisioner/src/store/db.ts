@@ -57,6 +57,7 @@ export interface InstancesTable {
   token_sent_at: Date | null;
   token_attempts: Generated<number>;
   mail_sent_at: Date | null;
+  mail_attempts: Generated<number>;
   failure: ColumnType<FailureRecord | null, string | null, string | null>;
   errors_sent_at: Date | null;
   errors_attempts: Generated<number>;

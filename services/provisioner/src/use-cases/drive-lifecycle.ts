@@ -11,7 +11,7 @@ import { hashSecret, newSecret } from '../domain/credentials.ts';
 import { type CreationFailure, errorsEvent } from '../domain/errors-events.ts';
 import { instanceEnvironment } from '../domain/instance-env.ts';
 import { nextStep, type Progress, type Step, transition } from '../domain/lifecycle.ts';
-import { insertActivationToken } from '../store/activations.ts';
+import { deleteActivationToken, insertActivationToken } from '../store/activations.ts';
 import { type InstanceSecrets, openInstanceSecrets } from '../store/db.ts';
 import {
   type InstanceRow,
@@ -49,7 +49,7 @@ async function progressOf(deps: UseCaseDeps, row: InstanceRow): Promise<Progress
     wantsToken: wantsEvents,
     tokenSent: row.token_sent_at !== null || row.token_attempts >= schedule,
     wantsMail: row.settings.admin_email !== null,
-    mailSent: row.mail_sent_at !== null,
+    mailSent: row.mail_sent_at !== null || row.mail_attempts >= schedule,
     errorsOwed:
       wantsEvents && row.failure !== null && row.errors_sent_at === null && row.errors_attempts < schedule,
   };
@@ -180,10 +180,26 @@ async function resolveAndClaim(deps: UseCaseDeps, row: InstanceRow): Promise<Ste
   return 'next';
 }
 
+/**
+ * A port free now and held by no other live instance (a stopped one keeps its own), recorded for
+ * this one; the unique index settles two instances given the same port at once.
+ */
+async function reservePort(deps: UseCaseDeps, row: InstanceRow, also: Partial<{ allocated_at: Date }> = {}) {
+  for (let tries = 1; ; tries++) {
+    const port = await deps.freePort();
+    try {
+      await updateInstance(deps.db, row.id, { ...also, port });
+      return port;
+    } catch (err) {
+      if (!isUniqueViolation(err, 'instances_port_key') || tries >= 20) throw err;
+    }
+  }
+}
+
 async function allocate(deps: UseCaseDeps, row: InstanceRow): Promise<StepResult> {
   await deps.runtime.create({ id: row.id, databaseName: row.database_name });
-  const port = row.port ?? (await deps.freePort());
-  await updateInstance(deps.db, row.id, { allocated_at: new Date(), port });
+  if (row.port === null) await reservePort(deps, row, { allocated_at: new Date() });
+  else await updateInstance(deps.db, row.id, { allocated_at: new Date() });
   return 'next';
 }
 
@@ -196,8 +212,7 @@ function databaseUrl(adminUrl: string, name: string): string {
 async function start(deps: UseCaseDeps, row: InstanceRow): Promise<StepResult> {
   const { config } = deps;
   const secrets = secretsOf(deps, row);
-  const port = row.port ?? (await deps.freePort());
-  if (row.port === null) await updateInstance(deps.db, row.id, { port });
+  const port = row.port ?? (await reservePort(deps, row));
   const env = instanceEnvironment({
     instanceId: row.id,
     port,
@@ -358,7 +373,8 @@ async function sendActivationMail(deps: UseCaseDeps, row: InstanceRow): Promise<
   const to = row.settings.admin_email;
   if (!to) return 'next';
   const token = newSecret('act_');
-  await insertActivationToken(deps.db, hashSecret(token), row.id);
+  const tokenHash = hashSecret(token);
+  await insertActivationToken(deps.db, tokenHash, row.id);
   const link = deps.urls.activation(row.subdomain, token);
   try {
     await deps.mailer.send({
@@ -374,8 +390,17 @@ async function sendActivationMail(deps: UseCaseDeps, row: InstanceRow): Promise<
       ].join('\n'),
     });
   } catch (err) {
-    deps.log.warn({ instance: row.id, err }, 'activation mail not sent; retrying');
-    return { kind: 'nak', delayMs: 5_000 };
+    // The link of a mail that never left must not stay valid; the next try has its own.
+    await deleteActivationToken(deps.db, tokenHash);
+    const attempts = row.mail_attempts + 1;
+    await updateInstance(deps.db, row.id, { mail_attempts: attempts });
+    const delay = retryDelay(deps, attempts);
+    if (delay === undefined) {
+      deps.log.error({ instance: row.id, to, err, attempts }, 'activation mail given up');
+      return 'next';
+    }
+    deps.log.warn({ instance: row.id, err, attempts, delayMs: delay }, 'activation mail not sent; retrying');
+    return { kind: 'nak', delayMs: delay };
   }
   await updateInstance(deps.db, row.id, { mail_sent_at: new Date() });
   return 'next';
