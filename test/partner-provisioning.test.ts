@@ -111,6 +111,44 @@ async function tokenFor(instanceId: string): Promise<string> {
   return token;
 }
 
+/** An instance row as the create request records it, with no command: only the test moves it. */
+async function recordInstance(id: string, subdomain: string, partnerId: string): Promise<void> {
+  await stack.db
+    .insertInto('instances')
+    .values({
+      id,
+      partner_id: partnerId,
+      subdomain,
+      status: 'provisioning',
+      channel_id: null,
+      phone_number_id: null,
+      display_phone_number: null,
+      settings: JSON.stringify({
+        admin_email: null,
+        generate_activation: false,
+        configurator_user_name: null,
+        configurator_webhook_url: null,
+        max_number_of_seats: 5,
+        env_var_overrides: {},
+        channel_requested: false,
+      }),
+      secrets_sealed: Buffer.from('never opened'),
+      provider_key_sealed: null,
+      database_name: 'sb_never_created',
+      port: null,
+      pid: null,
+      allocated_at: null,
+      healthy_at: null,
+      token_sent_at: null,
+      mail_sent_at: null,
+      failure: null,
+      errors_sent_at: null,
+      ready_at: null,
+      deleted_at: null,
+    })
+    .execute();
+}
+
 beforeAll(async () => {
   provisioningDb = await freshDatabase('provisioning');
   smtp = await startSmtpSink({
@@ -885,40 +923,7 @@ describe('soft delete while the lifecycle moves the instance', () => {
   it('answers 200 when the status changes between the request and its write, and again when repeated', async () => {
     // Recorded as the create request does, but with no command: only this test moves it.
     const id = 'in-deleterace001';
-    await stack.db
-      .insertInto('instances')
-      .values({
-        id,
-        partner_id: partner.partner_id,
-        subdomain: 'delete-race',
-        status: 'provisioning',
-        channel_id: null,
-        phone_number_id: null,
-        display_phone_number: null,
-        settings: JSON.stringify({
-          admin_email: null,
-          generate_activation: false,
-          configurator_user_name: null,
-          configurator_webhook_url: null,
-          max_number_of_seats: 5,
-          env_var_overrides: {},
-          channel_requested: false,
-        }),
-        secrets_sealed: Buffer.from('never opened'),
-        provider_key_sealed: null,
-        database_name: 'sb_never_created',
-        port: null,
-        pid: null,
-        allocated_at: null,
-        healthy_at: null,
-        token_sent_at: null,
-        mail_sent_at: null,
-        failure: null,
-        errors_sent_at: null,
-        ready_at: null,
-        deleted_at: null,
-      })
-      .execute();
+    await recordInstance(id, 'delete-race', partner.partner_id);
     const url = `/v1/instances/${id}`;
     let deleting: Promise<Response> | undefined;
     // The instance turns ready (as its health check would make it) in a transaction held open
@@ -975,5 +980,120 @@ describe('ports', () => {
     await expect(
       stack.db.updateTable('instances').set({ port: a.port }).where('id', '=', b.id).execute(),
     ).rejects.toThrow(/instances_port_key/);
+  });
+});
+
+/**
+ * Every partner route with every kind of caller: the public ones answer everybody, the others
+ * only a partner (by key or by its session cookie), and an instance only its own partner (404
+ * for another, as for a missing one). A row per operation of `/openapi.json`, no row without one.
+ */
+describe('partner authorization matrix', () => {
+  type Caller = 'anonymous' | 'bad_key' | 'forged_cookie' | 'other_partner' | 'owner_cookie' | 'owner_key';
+  const CALLERS: Caller[] = [
+    'anonymous',
+    'bad_key',
+    'forged_cookie',
+    'other_partner',
+    'owner_cookie',
+    'owner_key',
+  ];
+  const refused = { anonymous: 401, bad_key: 401, forged_cookie: 401 } as const;
+  const everybody = (status: number) =>
+    Object.fromEntries(CALLERS.map((c) => [c, status])) as Record<Caller, number>;
+  const id = 'in-authmatrix001';
+
+  interface Row {
+    method: 'GET' | 'POST' | 'DELETE';
+    path: string;
+    body?: (key: string | undefined) => unknown;
+    expect: Record<Caller, number>;
+  }
+  const ROWS: Row[] = [
+    { method: 'GET', path: '/', expect: everybody(200) },
+    { method: 'GET', path: '/health', expect: everybody(200) },
+    { method: 'GET', path: '/v1', expect: everybody(200) },
+    { method: 'GET', path: '/v1/auth/session', expect: everybody(200) },
+    { method: 'POST', path: '/v1/auth/logout', expect: everybody(200) },
+    {
+      method: 'POST',
+      path: '/v1/auth/login',
+      body: (key) => ({ api_key: key ?? 'sbp_not-a-key' }),
+      expect: { ...refused, other_partner: 200, owner_cookie: 401, owner_key: 200 },
+    },
+    {
+      method: 'GET',
+      path: '/v1/partner',
+      expect: { ...refused, other_partner: 200, owner_cookie: 200, owner_key: 200 },
+    },
+    {
+      method: 'GET',
+      path: '/v1/instances',
+      expect: { ...refused, other_partner: 200, owner_cookie: 200, owner_key: 200 },
+    },
+    // An empty body: an authenticated caller gets as far as validation, and nothing is created.
+    {
+      method: 'POST',
+      path: '/v1/instances',
+      body: () => ({}),
+      expect: { ...refused, other_partner: 422, owner_cookie: 422, owner_key: 422 },
+    },
+    {
+      method: 'GET',
+      path: `/v1/instances/${id}`,
+      expect: { ...refused, other_partner: 404, owner_cookie: 200, owner_key: 200 },
+    },
+    // Last: the owner's delete is the only request that changes anything (and is idempotent).
+    {
+      method: 'DELETE',
+      path: `/v1/instances/${id}`,
+      expect: { ...refused, other_partner: 404, owner_cookie: 200, owner_key: 200 },
+    },
+  ];
+  const templateOf = (path: string) => path.replace(id, '{instance_id}');
+
+  it('has a row for every operation of the OpenAPI document, and no row without one', async () => {
+    const doc = await json<{ paths: Record<string, Record<string, unknown>> }>(
+      await stack.partner('GET', '/openapi.json'),
+    );
+    const documented = Object.entries(doc.paths)
+      .flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`))
+      .sort();
+    expect([...new Set(ROWS.map((r) => `${r.method} ${templateOf(r.path)}`))].sort()).toEqual(documented);
+  });
+
+  it('answers each caller as the matrix says', async () => {
+    await recordInstance(id, 'auth-matrix', partner.partner_id);
+    const login = await stack.partner('POST', '/v1/auth/login', { body: { api_key: partner.api_key } });
+    const session = /^partner_session=([^;]+)/.exec(login.headers.get('set-cookie') ?? '')?.[1] ?? '';
+    expect(session).not.toBe('');
+    const as: Record<Caller, { key?: string; cookie?: string }> = {
+      anonymous: {},
+      bad_key: { key: 'sbp_not-a-key' },
+      forged_cookie: { cookie: `partner_session=${session.slice(0, -4)}AAAA` },
+      other_partner: { key: other.api_key },
+      owner_cookie: { cookie: `partner_session=${session}` },
+      owner_key: { key: partner.api_key },
+    };
+    const got: string[] = [];
+    const want: string[] = [];
+    for (const row of ROWS) {
+      for (const caller of CALLERS) {
+        const res = await stack.partner(row.method, row.path, {
+          ...as[caller],
+          ...(row.body && { body: row.body(as[caller].key) }),
+        });
+        got.push(`${row.method} ${row.path} as ${caller}: ${res.status}`);
+        want.push(`${row.method} ${row.path} as ${caller}: ${row.expect[caller]}`);
+      }
+    }
+    expect(got).toEqual(want);
+    // The other partner's delete changed nothing before the owner's.
+    const row = await stack.db
+      .selectFrom('instances')
+      .select('status')
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
+    expect(row.status).toBe('deleted');
   });
 });
