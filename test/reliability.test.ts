@@ -6,6 +6,7 @@ import {
   instanceId,
   listInboundDeadLetters,
   messagesWebhookBody,
+  networkEvent,
   redriveInboundDeadLetter,
 } from '@switchboard/proto';
 import { type Bus, createBus } from '@switchboard/proto/bus';
@@ -361,6 +362,41 @@ describe('inbound bodies are never dropped', () => {
       'all 10 stored after the outage',
     );
     expect((await deadLetters()).length).toBe(before);
+  });
+});
+
+describe('inbound order per customer', () => {
+  it('bodies of one customer that failed during an outage are fanned out in the order received', async () => {
+    const waId = '491799000030';
+    const published: string[] = [];
+    const sub = nc.subscribe(networkEvent.subject(bus.instance), {
+      callback: (_err, msg) => {
+        const event = msg.json<{ wa_ids: string[]; body: string }>();
+        if (!event.wa_ids.includes(waId)) return;
+        const body = JSON.parse(event.body) as {
+          entry: { changes: { value: { messages?: { id: string }[] } }[] }[];
+        };
+        const id = body.entry[0]?.changes[0]?.value.messages?.[0]?.id;
+        if (id && !published.includes(id)) published.push(id);
+      },
+    });
+    const wamids = Array.from({ length: 8 }, (_, i) => `wamid.order.${i}`);
+    await proxy.down();
+    try {
+      for (const [i, wamid] of wamids.entries()) {
+        expect((await inbox.networkPost(textBody(waId, wamid, `in order ${i}`))).status).toBe(200);
+      }
+      // Every body fails and is retried at least once (the first retry comes after 0.5 s ± 20 %).
+      await lasting(3_000);
+    } finally {
+      await proxy.up();
+    }
+    try {
+      await waitFor(async () => published.length >= wamids.length, 60_000, 'all 8 fanned out');
+      expect(published).toEqual(wamids);
+    } finally {
+      sub.unsubscribe();
+    }
   });
 });
 

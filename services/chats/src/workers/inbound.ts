@@ -14,10 +14,16 @@ import type { Kysely } from 'kysely';
 import type { ChatsDatabase } from '../db.ts';
 import { createKeyedQueue } from '../domain/keyed-queue.ts';
 import { carriesCustomerFiles, type ParsedBody, parseNetworkBody } from '../domain/network-body.ts';
+import { createOrderGate } from '../domain/order-gate.ts';
 import { backoffMs, INBOUND_RETRY_POLICY, retryDecision } from '../domain/retry.ts';
 import { storableJsonText } from '../domain/storable.ts';
 import { recordDeadLetter } from '../store/dead-letters.ts';
 import { createIngestBatcher } from './ingest-batcher.ts';
+
+/** A later body of a customer whose earlier one waits for its retry comes again this long after it. */
+const ORDER_GATE_STEP_MS = 50;
+/** A pending body not back this long after its retry was due went to another worker. */
+const ORDER_GATE_SLACK_MS = 30_000;
 
 /** Customers a body names, first the one it is about. */
 function customersOf(parsed: ParsedBody | null): string[] {
@@ -57,6 +63,10 @@ function eventOf(body: string, parsed: ParsedBody | null, receivedAt: number): O
  * without limit with capped backoff; a body that can never be processed (a data exception, a
  * bug, or an unknown failure that persisted) is kept in `inbound_dead_letters` with its error,
  * recorded in the event log, and acknowledged, so it never holds the stream up.
+ *
+ * A retried body waits with a delayed nak (it holds no handler meanwhile), and the customer's
+ * later bodies wait behind it (`domain/order-gate.ts`): the retry delays are jittered and
+ * redeliveries come in any order, yet `ordered` webhooks rely on per-customer order.
  */
 export async function startInboundConsumer(deps: {
   bus: Bus;
@@ -68,6 +78,7 @@ export async function startInboundConsumer(deps: {
   const { bus, db, log } = deps;
   const perCustomer = createKeyedQueue();
   const batcher = createIngestBatcher(db, { failFor: deps.failFor });
+  const order = createOrderGate({ slackMs: ORDER_GATE_SLACK_MS });
 
   async function giveUp(
     f: ClassifiedFailure,
@@ -100,6 +111,53 @@ export async function startInboundConsumer(deps: {
     }
   }
 
+  /** Stores a body and hands it to the fan-out; throws what failed. */
+  async function ingest(
+    msg: { body: string; received_at: number; signature_verified: boolean },
+    storableJson: string | null,
+    parsed: ParsedBody | null,
+    ctx: DeliveryContext,
+  ): Promise<void> {
+    const base = eventOf(msg.body, parsed, msg.received_at);
+    const { result, chats } = await batcher.fold({
+      raw: {
+        streamSeq: ctx.seq,
+        receivedAt: msg.received_at,
+        signatureVerified: msg.signature_verified,
+        body: msg.body,
+        storableJson,
+      },
+      parsed,
+      waIds: base.wa_ids,
+    });
+    if (result !== 'already_stored') {
+      ctx.span.setAttribute('switchboard.messages_stored', result.storedMessages);
+      ctx.span.setAttribute('switchboard.statuses_stored', result.storedStatuses);
+    }
+    if (!parsed) {
+      log.warn({ seq: ctx.seq }, 'network webhook is not a messages body; kept and forwarded as is');
+    } else if (parsed.ignored) {
+      log.warn(
+        { seq: ctx.seq, ignored: parsed.ignored },
+        'network webhook names customers that are not wa_ids; those items are kept in the body only',
+      );
+    }
+    const event: NetworkEvent = { ...base, chats };
+    // The media service's copy only for bodies with customers' files: every status and
+    // text stays off its durable. Both are published (again, for a redelivered body)
+    // before the body is acknowledged; JetStream keeps one of each by its id.
+    await Promise.all([
+      bus.publish(networkEvent, event, { idempotencyKey: event.event_id }),
+      ...(carriesCustomerFiles(parsed)
+        ? [
+            bus.publish(networkMediaEvent, event, {
+              idempotencyKey: networkMediaCopyId(event.event_id),
+            }),
+          ]
+        : []),
+    ]);
+  }
+
   return bus.consume(
     consumers.chatsInbound,
     async (msg, ctx) => {
@@ -114,52 +172,25 @@ export async function startInboundConsumer(deps: {
       // The event is published inside the queue too, so per customer the fan-out sees the
       // stream's order (what `ordered` webhooks rely on).
       return perCustomer.run(customer, async (): Promise<Disposition | undefined> => {
+        const settled = (d: Disposition | undefined): Disposition | undefined => {
+          if (d?.kind === 'nak' && customer) order.pend(customer, ctx.seq, d.delayMs);
+          else order.done(customer, ctx.seq);
+          return d;
+        };
+        const earlier = customer ? order.blockedBy(customer, ctx.seq) : undefined;
+        if (earlier) {
+          ctx.span.setAttribute('switchboard.waits_for_seq', earlier.seq);
+          return settled({ kind: 'nak', delayMs: Math.min(5_000, earlier.dueInMs + ORDER_GATE_STEP_MS) });
+        }
         try {
-          const base = eventOf(msg.body, parsed, msg.received_at);
-          const { result, chats } = await batcher.fold({
-            raw: {
-              streamSeq: ctx.seq,
-              receivedAt: msg.received_at,
-              signatureVerified: msg.signature_verified,
-              body: msg.body,
-              storableJson,
-            },
-            parsed,
-            waIds: base.wa_ids,
-          });
-          if (result !== 'already_stored') {
-            ctx.span.setAttribute('switchboard.messages_stored', result.storedMessages);
-            ctx.span.setAttribute('switchboard.statuses_stored', result.storedStatuses);
-          }
-          if (!parsed) {
-            log.warn({ seq: ctx.seq }, 'network webhook is not a messages body; kept and forwarded as is');
-          } else if (parsed.ignored) {
-            log.warn(
-              { seq: ctx.seq, ignored: parsed.ignored },
-              'network webhook names customers that are not wa_ids; those items are kept in the body only',
-            );
-          }
-          const event: NetworkEvent = { ...base, chats };
-          // The media service's copy only for bodies with customers' files: every status and
-          // text stays off its durable. Both are published (again, for a redelivered body)
-          // before the body is acknowledged; JetStream keeps one of each by its id.
-          await Promise.all([
-            bus.publish(networkEvent, event, { idempotencyKey: event.event_id }),
-            ...(carriesCustomerFiles(parsed)
-              ? [
-                  bus.publish(networkMediaEvent, event, {
-                    idempotencyKey: networkMediaCopyId(event.event_id),
-                  }),
-                ]
-              : []),
-          ]);
-          return undefined;
+          await ingest(msg, storableJson, parsed, ctx);
+          return settled(undefined);
         } catch (err) {
           const f = classifyFailure(err);
           ctx.span.recordException(err instanceof Error ? err : new Error(String(err)));
           ctx.span.setAttribute('switchboard.failure_class', f.class);
           const decision = retryDecision(f.class, ctx.deliveryCount, INBOUND_RETRY_POLICY);
-          if (decision.action === 'give_up') return giveUp(f, msg, parsed, ctx);
+          if (decision.action === 'give_up') return settled(await giveUp(f, msg, parsed, ctx));
           // One line per outage and body, not one per retry.
           if (ctx.deliveryCount === 1 || ctx.deliveryCount % 10 === 0) {
             log.warn(
@@ -167,7 +198,7 @@ export async function startInboundConsumer(deps: {
               'inbound body not stored yet; retried',
             );
           }
-          return { kind: 'nak', delayMs: decision.delayMs };
+          return settled({ kind: 'nak', delayMs: decision.delayMs });
         }
       });
     },

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { persistWrite, SENT_MARK_RETRY_MAX_MS } from './persist-write.ts';
 
 const log = createLogger('persist-write-test', 'silent');
-const refused = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+const refused = () =>
+  Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
 
 /** A write that fails `times` times with `fail()`, then succeeds. */
 function failing(times: number, fail: () => Error) {
