@@ -115,9 +115,12 @@ describe('next step', () => {
     expect(nextStep(p)).toBeUndefined();
   });
 
-  it('a failed instance only owes its errors event; a deleted one only stopping', () => {
+  it('a failed instance only owes stopping and its errors event; a deleted one only stopping', () => {
     expect(nextStep({ ...fresh, status: 'failed', errorsOwed: true })).toBe('send_errors');
     expect(nextStep({ ...fresh, status: 'failed' })).toBeUndefined();
+    // Failed, and its process left running by a crash before it was stopped: stopped first.
+    expect(nextStep({ ...fresh, status: 'failed', running: true, errorsOwed: true })).toBe('scale_to_zero');
+    expect(nextStep({ ...fresh, status: 'failed', running: true })).toBe('scale_to_zero');
     expect(nextStep({ ...fresh, status: 'deleted', running: true })).toBe('scale_to_zero');
     expect(nextStep({ ...fresh, status: 'deleted' })).toBeUndefined();
   });

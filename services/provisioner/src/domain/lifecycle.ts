@@ -59,7 +59,8 @@ export type Step =
 /** The next step for an instance, or `undefined` when nothing is left. */
 export function nextStep(p: Progress): Step | undefined {
   if (p.status === 'deleted') return p.running ? 'scale_to_zero' : undefined;
-  if (p.status === 'failed') return p.errorsOwed ? 'send_errors' : undefined;
+  // A failure recorded before its process was stopped (a crash between the two) is stopped still.
+  if (p.status === 'failed') return p.running ? 'scale_to_zero' : p.errorsOwed ? 'send_errors' : undefined;
   if (!p.keyResolved) return 'resolve_key';
   if (!p.numberClaimed) return 'claim_number';
   if (!p.allocated) return 'allocate';

@@ -123,6 +123,7 @@ export async function instancesToResume(db: Kysely<ProvisionerDatabase>): Promis
           eb('failure', 'is not', null),
           eb('errors_sent_at', 'is', null),
         ]),
+        eb.and([eb('status', '=', 'failed'), eb('pid', 'is not', null)]),
       ]),
     )
     .execute();

@@ -268,7 +268,9 @@ async function awaitHealth(deps: UseCaseDeps, row: InstanceRow): Promise<StepRes
     }
     await new Promise((r) => setTimeout(r, HEALTH_POLL_MS));
   }
-  const ageSeconds = (Date.now() - row.created_at.getTime()) / 1000;
+  // From the allocation, not the request: a provider slow to hand out the key must not use up
+  // the time the instance has to start.
+  const ageSeconds = (Date.now() - (row.allocated_at ?? row.created_at).getTime()) / 1000;
   if (row.status === 'provisioning' && ageSeconds > deps.config.INSTANCE_HEALTH_TIMEOUT_SECONDS) {
     return fail(deps, row, {
       code: 704,
