@@ -1097,3 +1097,47 @@ describe('partner authorization matrix', () => {
     expect(row.status).toBe('deleted');
   });
 });
+
+describe('two requests for one channel at once', () => {
+  it('the later one yields (701) before asking the hub for a key, so the earlier one keeps a working key', async () => {
+    const channel = await stack.newNumber();
+    const state = stack.sandbox.state;
+    const issued: string[] = [];
+    const replaceApiKey = state.replaceApiKey;
+    // Counts the keys the hub hands out for this channel (each revokes the one before).
+    state.replaceApiKey = (number, apiKey) => {
+      if (number.phoneNumberId === channel.phone_number_id) issued.push(apiKey);
+      replaceApiKey.call(state, number, apiKey);
+    };
+    try {
+      const [a, b] = await Promise.all(
+        ['race-a', 'race-b'].map(async (subdomain) =>
+          json<Instance>(
+            await create({
+              channel_id: channel.phone_number_id,
+              subdomain,
+              configurator: { user_name: 'configurator', webhook_url: configurator.url },
+            }),
+          ),
+        ),
+      );
+      if (!a || !b) throw new Error('two instances expected');
+      const eventsOf = (id: string) => [
+        ...verifiedEvents(partner.webhook_secret, 'token', id).map(() => 'token'),
+        ...verifiedEvents(partner.webhook_secret, 'errors', id).map((e) => JSON.stringify(e)),
+      ];
+      await waitFor(
+        async () => eventsOf(a.id).length > 0 && eventsOf(b.id).length > 0,
+        90_000,
+        () => `an event for each (${stack.provisioner.output().slice(-3000)})`,
+      );
+      const outcomes = [eventsOf(a.id)[0], eventsOf(b.id)[0]];
+      expect(outcomes.filter((o) => o === 'token')).toHaveLength(1);
+      expect(outcomes.find((o) => o !== 'token')).toContain('"code":701');
+      expect(issued).toHaveLength(1);
+      expect(state.byId(channel.phone_number_id)?.apiKey).toBe(issued[0]);
+    } finally {
+      state.replaceApiKey = replaceApiKey;
+    }
+  }, 120_000);
+});

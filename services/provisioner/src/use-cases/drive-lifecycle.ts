@@ -137,7 +137,7 @@ async function resolveAndClaim(deps: UseCaseDeps, row: InstanceRow): Promise<Ste
     const channel = row.channel_id ?? '';
     // Asking the hub for a new key revokes the channel's current one: never for a channel a live
     // instance uses (it would stop sending), which is 701 anyway.
-    if (await liveInstanceForNumber(deps.db, { channel_id: channel }, row.id))
+    if (await liveInstanceForNumber(deps.db, { channel_id: channel }, row))
       return fail(deps, row, { code: 701, parameters: { channel_id: channel } });
     try {
       key = (await deps.hub.createChannelApiKey(channel)).api_key;
@@ -163,7 +163,7 @@ async function resolveAndClaim(deps: UseCaseDeps, row: InstanceRow): Promise<Ste
     throw err;
   }
   const channelId = row.channel_id ?? owner.phoneNumberId;
-  const taken = await liveInstanceForNumber(deps.db, { phone_number_id: owner.phoneNumberId }, row.id);
+  const taken = await liveInstanceForNumber(deps.db, { phone_number_id: owner.phoneNumberId }, row);
   if (taken) return fail(deps, row, { code: 701, parameters: { channel_id: channelId } });
   try {
     await updateInstance(deps.db, row.id, {
