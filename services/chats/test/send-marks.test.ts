@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatsDatabase } from '../src/db.ts';
 import { writeAccessMask } from '../src/domain/write-access-table.ts';
 import { acceptSends } from '../src/store/accept-sends.ts';
-import { recordSendsSent, sendStatesHeadsAndClaims } from '../src/store/sends.ts';
+import { queuedMessageIdsOlderThan } from '../src/store/messages.ts';
+import { recordSendsSent, scheduleSendRetry, sendStatesHeadsAndClaims } from '../src/store/sends.ts';
 import { openChatsDatabase } from './database.ts';
 
 let db: Kysely<ChatsDatabase>;
@@ -113,5 +114,24 @@ describe('sendStatesHeadsAndClaims', () => {
       [a1, a1, a1],
       [a1, a1, null],
     ]);
+  });
+});
+
+describe('queuedMessageIdsOlderThan (the re-queue of stranded sends)', () => {
+  it('names only heads never taken: a send waiting behind one being retried is not re-queued', async () => {
+    const [r1, r2] = await queued('491710000091', 2);
+    const [s1, s2] = await queued('491710000092', 2);
+    const [n1] = await queued('491710000093', 1);
+    if (!r1 || !r2 || !s1 || !s2 || !n1) throw new Error('sends expected');
+    // r1 is being retried by its worker: r2 waits for it on purpose.
+    await scheduleSendRetry(db, r1, 1, 60_000);
+    await db
+      .updateTable('messages')
+      .set({ created_at: new Date(Date.now() - 120_000) })
+      .where('id', 'in', [r1, r2, s1, s2])
+      .execute();
+    const ids = await queuedMessageIdsOlderThan(db, 60);
+    // s1 was never taken (its command lost): re-queued; s2 follows it once s1 is sent. n1 is new.
+    expect(ids.filter((id) => [r1, r2, s1, s2, n1].includes(id))).toEqual([s1]);
   });
 });

@@ -129,15 +129,17 @@ export async function insertQueuedMessage(db: Db, m: QueuedMessage): Promise<voi
   });
 }
 
-/** Ids of messages still queued that were stored more than `olderThanSeconds` ago. */
+/**
+ * Ids of sends at the head of their customer's queue, never taken by a worker, stored more than
+ * `olderThanSeconds` ago. Only heads: a later send waits for its head on purpose, and the worker
+ * that sends the head sends it next; a head being retried has its command and schedule already.
+ */
 export async function queuedMessageIdsOlderThan(db: Db, olderThanSeconds: number): Promise<string[]> {
-  const rows = await db
-    .selectFrom('messages')
-    .select('id')
-    .where('send_state', '=', 'queued')
-    // Never taken by a worker: one being retried has its command and its schedule already.
-    .where('send_attempts', '=', 0)
-    .where('created_at', '<', sql<Date>`now() - make_interval(secs => ${olderThanSeconds})`)
-    .execute();
-  return rows.map((r) => r.id);
+  const result = await sql<{ id: string }>`
+    select id from (
+      select distinct on (wa_id) id, send_attempts, created_at from messages
+      where send_state = 'queued'
+      order by wa_id, send_seq) head
+    where send_attempts = 0 and created_at < now() - make_interval(secs => ${olderThanSeconds})`.execute(db);
+  return result.rows.map((r) => r.id);
 }
