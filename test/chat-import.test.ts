@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -16,6 +15,7 @@ import { repoRoot, testNatsUrl, waitFor } from '@switchboard/testkit';
 import { strToU8, zipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { postRefusedEarly } from './support/api.ts';
 import { type Inbox, startInboxAsAdmin } from './support/inbox.ts';
 
 /**
@@ -90,38 +90,13 @@ async function importChat(body: Record<string, unknown>): Promise<Response> {
   return inbox.api('POST', '/api/v1/chat_import/', { token, body });
 }
 
-/**
- * An import the gateway refuses by its Content-Length, before reading the body: its answer is
- * read even when the rest of the body then cannot be written (fetch gives up on EPIPE and
- * throws the answer away, which made the test depend on who was faster).
- */
+/** An import the gateway refuses by its Content-Length, before reading the body. */
 async function importChatRefusedEarly(body: Record<string, unknown>): Promise<Response> {
-  const payload = JSON.stringify(body);
-  return new Promise<Response>((resolve, reject) => {
-    let answered = false;
-    const req = httpRequest(
-      `${inbox.url}/api/v1/chat_import/`,
-      {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'content-length': Buffer.byteLength(payload),
-          authorization: `Token ${token}`,
-        },
-      },
-      (res) => {
-        answered = true;
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve(new Response(Buffer.concat(chunks), { status: res.statusCode ?? 0 })));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', (err) => {
-      if (!answered) reject(err);
-    });
-    req.end(payload);
-  });
+  return postRefusedEarly(
+    `${inbox.url}/api/v1/chat_import/`,
+    { 'content-type': 'application/json', authorization: `Token ${token}` },
+    JSON.stringify(body),
+  );
 }
 
 async function messagesOf(waId: string): Promise<Message[]> {

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { connectNats, type NatsConnection } from '@switchboard/kit';
 import {
   type ErrorCode,
@@ -9,7 +10,7 @@ import {
 import { createBus } from '@switchboard/proto/bus';
 import { testNatsUrl, waitFor } from '@switchboard/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { json } from './support/api.ts';
+import { json, postRefusedEarly } from './support/api.ts';
 import { type Inbox, startInbox } from './support/inbox.ts';
 
 /** Reached only from inside (a bug, a failed dependency): covered by test/bus-reliability.test.ts. */
@@ -248,7 +249,21 @@ const TRIGGERS: Array<[ErrorCode, () => Promise<Response>]> = [
         media_files: [{ b64_content: 'not base64!', mime_type: 'image/jpeg', file_name: 'a.jpg' }],
       }),
   ],
-  ['payload_too_large', () => inbox.networkPost(`{"pad":"${'x'.repeat(3_200_000)}"}`)],
+  [
+    'payload_too_large',
+    () => {
+      // Refused by its Content-Length before the body is read: signed like the network's.
+      const body = `{"pad":"${'x'.repeat(3_200_000)}"}`;
+      const signature = createHmac('sha256', inbox.env.WABA_WEBHOOK_SECRET ?? '')
+        .update(body)
+        .digest('hex');
+      return postRefusedEarly(
+        `${inbox.url}/api/v1/waba/webhook/`,
+        { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${signature}` },
+        body,
+      );
+    },
+  ],
   ['uri_too_long', () => inbox.api('GET', `/api/v1/messages/${'a'.repeat(200)}/`, { token: admin })],
   ['unsupported_media_type', () => inbox.networkPost('{}', 'application/xml')],
   [

@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import type { MessageMedia } from '@switchboard/proto';
 import { waitFor } from '@switchboard/testkit';
 import type { Inbox } from './inbox.ts';
@@ -70,4 +71,34 @@ export async function firstCustomerText(
   await waitFor(async () => (await chatMessages(inbox, waId, token)).length === 1, 15_000, 'stored message');
   const [stored] = await chatMessages(inbox, waId, token);
   return { sent, stored };
+}
+
+/**
+ * A POST the server refuses by its Content-Length, before reading the body: its answer is read
+ * even when the rest of the body then cannot be written (fetch gives up on EPIPE and throws the
+ * answer away, which made such tests depend on who was faster).
+ */
+export function postRefusedEarly(
+  url: string,
+  headers: Record<string, string>,
+  payload: string,
+): Promise<Response> {
+  return new Promise<Response>((resolve, reject) => {
+    let answered = false;
+    const req = httpRequest(
+      url,
+      { method: 'POST', headers: { ...headers, 'content-length': Buffer.byteLength(payload) } },
+      (res) => {
+        answered = true;
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve(new Response(Buffer.concat(chunks), { status: res.statusCode ?? 0 })));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', (err) => {
+      if (!answered) reject(err);
+    });
+    req.end(payload);
+  });
 }
