@@ -776,3 +776,34 @@ describe('bad input on every new path', () => {
     expect([res.status, answer]).toEqual([status, expect.stringContaining('"code"')]);
   });
 });
+
+describe('contacts, a page at a time', () => {
+  it('pages through the customers who wrote in name order, each once, whoever wrote last', async () => {
+    const customers = [
+      ['491555000801', 'Zed Pager'],
+      ['491555000802', 'Émile Pager'],
+      ['491555000803', 'bob pager'],
+      ['491555000804', 'amy pager'],
+    ] as const;
+    for (const [waId, name] of customers) {
+      await inbox.customerSays(waId, { type: 'text', text: { body: 'paging' }, profile_name: name });
+    }
+    await waitFor(
+      async () =>
+        (await ok<{ count: number }>(admin, 'GET', '/api/v1/contacts/?search=pager&limit=1')).count === 4,
+      15_000,
+      'the four customers stored',
+    );
+    const names: string[] = [];
+    for (let offset = 0; offset < 4; offset++) {
+      const page = await ok<{ results: Array<{ name: string }> }>(
+        admin,
+        'GET',
+        `/api/v1/contacts/?search=pager&limit=1&offset=${offset}`,
+      );
+      names.push(...page.results.map((c) => c.name));
+    }
+    // By name, ASCII letters in any case together; other letters after them.
+    expect(names).toEqual(['amy pager', 'bob pager', 'Zed Pager', 'Émile Pager']);
+  });
+});

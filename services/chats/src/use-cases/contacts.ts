@@ -111,7 +111,7 @@ export async function listContacts(deps: OrganisationDeps, r: RequestOf<typeof l
   const [{ answers, failed }, persons] = await Promise.all([
     askProviders(deps, { type: 'search', query: r.search ?? '', limit: window }),
     // The customers who wrote are local: read them to the end of the page however far it is.
-    pageReadablePersons(deps.db, p, { search: r.search, limit: r.offset + r.limit, offset: 0 }),
+    pageReadablePersons(deps.db, p, { search: r.search, limit: r.offset + r.limit, offset: 0, byName: true }),
   ]);
   const merged = mergeContacts(answers, persons.rows);
   const pageItems = merged.slice(r.offset, r.offset + r.limit);
