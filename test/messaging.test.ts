@@ -431,6 +431,32 @@ describe('permissions', () => {
     );
   });
 
+  it('an assignment of the user and one of the group at the same moment both apply', async () => {
+    const me = await json<{ id: number }>(await inbox.api('GET', '/api/v1/users/me/', { token: admin }));
+    const group = await json<{ id: number }>(
+      await inbox.api('POST', '/api/v1/groups/', { token: admin, body: { name: 'Assign race' } }),
+    );
+    for (let i = 0; i < 5; i++) {
+      const waId = `49170000095${i}`;
+      await inbox.customerSays(waId, { type: 'text', text: { body: 'who answers?' } });
+      await waitFor(async () => (await messagesOf(waId)).length === 1, 15_000, 'stored');
+      const assign = (body: Record<string, unknown>) =>
+        inbox.api('PATCH', `/api/v1/chat_assignment/${waId}/`, { token: admin, body });
+      const answers = await Promise.all([
+        assign({ assigned_to_user: me.id }),
+        assign({ assigned_group: group.id }),
+      ]);
+      expect(answers.map((a) => a.status)).toEqual([200, 200]);
+      const chat = await json<{ assigned_to_user: unknown; assigned_group: unknown }>(
+        await inbox.api('GET', `/api/v1/chats/${waId}/`, { token: admin }),
+      );
+      expect(chat).toMatchObject({
+        assigned_to_user: expect.objectContaining({ id: me.id }),
+        assigned_group: expect.objectContaining({ id: group.id }),
+      });
+    }
+  });
+
   it('unread filter and read marks count new messages per user', async () => {
     const waId = '491700000031';
     const first = await inbox.customerSays(waId, { type: 'text', text: { body: 'one' } });

@@ -62,6 +62,11 @@ export async function findChat(db: Db, waId: string): Promise<Selectable<ChatsTa
   return db.selectFrom('chats').selectAll().where('wa_id', '=', waId).executeTakeFirst();
 }
 
+/** The chat of one customer, locked until the transaction ends: changes computed from it are not lost to a concurrent one. */
+export async function lockChat(trx: Writer, waId: string): Promise<Selectable<ChatsTable> | undefined> {
+  return trx.selectFrom('chats').selectAll().where('wa_id', '=', waId).forUpdate().executeTakeFirst();
+}
+
 /** The chat of one customer, which must exist. */
 export async function getChatRow(db: Db, waId: string): Promise<Selectable<ChatsTable>> {
   return db.selectFrom('chats').selectAll().where('wa_id', '=', waId).executeTakeFirstOrThrow();

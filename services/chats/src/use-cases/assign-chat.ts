@@ -1,8 +1,8 @@
-import type { assignChat as contract } from '@switchboard/proto';
+import { type assignChat as contract, ServiceError } from '@switchboard/proto';
 import { assignmentChange } from '../domain/assignment.ts';
 import { assertMayWrite } from '../domain/chat-access.ts';
 import { chatAuditEntry, insertAuditEntry } from '../store/audit.ts';
-import { updateChatAssignment } from '../store/chats.ts';
+import { lockChat, updateChatAssignment } from '../store/chats.ts';
 import { chatRecordOf, readableChat } from './chat-access.ts';
 import type { Db, RequestOf } from './types.ts';
 
@@ -12,10 +12,14 @@ import type { Db, RequestOf } from './types.ts';
  */
 export async function assignChat(deps: { db: Db }, r: RequestOf<typeof contract>) {
   const { db } = deps;
-  const chat = await readableChat(db, r.principal, r.wa_id);
-  assertMayWrite(r.principal, r.wa_id, chat);
-  const { next, changed, unassigned, reopen } = assignmentChange(chat, r);
+  assertMayWrite(r.principal, r.wa_id, await readableChat(db, r.principal, r.wa_id));
   await db.transaction().execute(async (trx) => {
+    // The change is computed from the locked row: two assignments at once (one of the user, one
+    // of the group) both apply, and each entry names what it replaced.
+    const chat = await lockChat(trx, r.wa_id);
+    if (!chat) throw new ServiceError('not_found', 'No chat with this wa_id.');
+    assertMayWrite(r.principal, r.wa_id, chat);
+    const { next, changed, unassigned, reopen } = assignmentChange(chat, r);
     await updateChatAssignment(trx, r.wa_id, next, reopen);
     if (changed) {
       await insertAuditEntry(
