@@ -59,12 +59,20 @@ export async function insertTaggingEvent(
 }
 
 /** Every tagging of a tag (to record their removal when the tag goes). */
-export async function taggingsOfTag(
+/**
+ * Deletes a tag's taggings and answers those this statement deleted: a tagging removed by a
+ * concurrent request is not answered again (its removal is already in the history).
+ */
+export async function removeTaggingsOfTag(
   db: Writer,
   tagId: number,
 ): Promise<{ chats: ChatTaggingRow[]; messages: MessageTaggingRow[] }> {
-  const chats = await db.selectFrom('chat_taggings').selectAll().where('tag_id', '=', tagId).execute();
-  const messages = await db.selectFrom('message_taggings').selectAll().where('tag_id', '=', tagId).execute();
+  const chats = await db.deleteFrom('chat_taggings').where('tag_id', '=', tagId).returningAll().execute();
+  const messages = await db
+    .deleteFrom('message_taggings')
+    .where('tag_id', '=', tagId)
+    .returningAll()
+    .execute();
   return { chats, messages };
 }
 

@@ -9,7 +9,7 @@ import {
   type updateTag as updateContract,
 } from '@switchboard/proto';
 import { insertAuditEntry, withAuditEntry } from '../store/audit.ts';
-import { insertTaggingEvent, taggingsOfTag } from '../store/taggings.ts';
+import { insertTaggingEvent, removeTaggingsOfTag } from '../store/taggings.ts';
 import { deleteTagRow, findTag, insertTag, pageTags, tagOf, updateTagRow } from '../store/tags.ts';
 import { entityAuditEntry } from './audit-entries.ts';
 import type { Db, RequestOf } from './types.ts';
@@ -79,7 +79,7 @@ export async function deleteTag(deps: { db: Db }, r: RequestOf<typeof deleteCont
       .forUpdate()
       .executeTakeFirst();
     if (!tag) throw notFound();
-    const { chats, messages } = await taggingsOfTag(trx, tag.id);
+    const { chats, messages } = await removeTaggingsOfTag(trx, tag.id);
     const common = {
       action: 'removed' as const,
       tag_id: tag.id,
