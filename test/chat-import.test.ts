@@ -461,6 +461,49 @@ describe('multipart requests', () => {
     expect([res.status, ((await res.json()) as { code: string }).code]).toEqual([400, 'validation_error']);
   });
 
+  const postForm = (form: FormData) =>
+    fetch(`${inbox.url}/api/v1/chat_import/`, {
+      method: 'POST',
+      headers: { authorization: `Token ${token}` },
+      body: form,
+    });
+
+  it('refuses an empty utc_offset_minutes like a missing one (not as UTC)', async () => {
+    const form = new FormData();
+    form.set('chat_text', '05/06/2024, 18:00 - +44 7700 900557: hi\n');
+    form.set('utc_offset_minutes', '');
+    const res = await postForm(form);
+    const answer = (await res.json()) as { code: string; fields?: Record<string, string[]> };
+    expect([res.status, answer.code]).toEqual([400, 'validation_error']);
+    expect(Object.keys(answer.fields ?? {})).toContain('utc_offset_minutes');
+  });
+
+  it('refuses a chat_text field longer in bytes than the limit (413), never imports it cut short', async () => {
+    // Two bytes a letter: fewer characters than the limit, more bytes.
+    const line = '05/06/2024, 18:00 - +44 7700 900558: مرحبا مرحبا مرحبا مرحبا\n';
+    const form = new FormData();
+    form.set('chat_text', line.repeat(Math.ceil((MAX_BYTES * 1.1) / Buffer.byteLength(line))));
+    form.set('utc_offset_minutes', '60');
+    const res = await postForm(form);
+    expect([res.status, ((await res.json()) as { code: string }).code]).toEqual([413, 'payload_too_large']);
+  });
+
+  it('takes an export with more than a thousand files', async () => {
+    const form = new FormData();
+    form.set('chat_text', '05/06/2024, 18:00 - +44 7700 900559: so many stickers\n');
+    form.set('utc_offset_minutes', '60');
+    form.set('device_language_code', 'en-GB');
+    for (let i = 0; i < 1_050; i++) {
+      form.append(
+        'media',
+        new Blob([Buffer.from('52494646', 'hex')], { type: 'image/webp' }),
+        `STK-${i}.webp`,
+      );
+    }
+    const res = await postForm(form);
+    expect(res.status, await res.clone().text()).toBe(200);
+  });
+
   describe('a body that is not well-formed multipart answers 400, never 500', () => {
     const boundary = 'chat-import-boundary';
     const chatFile =

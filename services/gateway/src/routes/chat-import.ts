@@ -156,16 +156,20 @@ async function multipartBody(req: FastifyRequest, maxBytes: number): Promise<Rec
         }
         continue;
       }
+      // Cut at `fieldSize` bytes, the parser only flags it: a cut chat_text would lose messages.
+      if (part.valueTruncated) throw new ServiceError('payload_too_large');
       const value = String(part.value);
-      count(value.length);
+      count(Buffer.byteLength(value));
       if (part.fieldname === 'chat_participants') {
         try {
           body.chat_participants = JSON.parse(value);
         } catch {
           throw ServiceError.validation({ chat_participants: ['A JSON array of {handle, phone_number}.'] });
         }
-      } else if (part.fieldname === 'utc_offset_minutes') body.utc_offset_minutes = Number(value);
-      else body[part.fieldname] = value;
+      } else if (part.fieldname === 'utc_offset_minutes') {
+        // Empty is missing (refused as such), not 0: `Number('')` would import in UTC.
+        if (value.trim() !== '') body.utc_offset_minutes = Number(value);
+      } else body[part.fieldname] = value;
     }
   } catch (err) {
     throw multipartRefusal(err);
@@ -181,7 +185,14 @@ export const chatImportRoutes: FastifyPluginAsync<ChatImportRouteOptions> = asyn
   const { expandChat } = createExpanders(deps);
   // In this plugin's scope only: multipart (the export's .txt and media as file parts) besides JSON.
   await app.register(multipart, {
-    limits: { fileSize: deps.maxBytes, files: 100_000, fields: 20, fieldSize: deps.maxBytes },
+    // `parts` bounds files and fields together (1,000 unless set): exports carry thousands of files.
+    limits: {
+      fileSize: deps.maxBytes,
+      files: 100_000,
+      fields: 20,
+      parts: 100_000 + 20,
+      fieldSize: deps.maxBytes,
+    },
   });
 
   app.post(
