@@ -236,3 +236,27 @@ describe('senders and lines', () => {
     expect(result.messages[0]).toMatchObject({ media: { fileName, kind }, text, system: null });
   });
 });
+
+describe('month names without a year', () => {
+  const text =
+    'Nov 30, 4:10 PM - Tom Becker: Open tomorrow?\nDec 20, 10:00 PM - Tom Becker: And on the 21st?\n';
+
+  it('put a last message that would lie ahead of the export in the year before', () => {
+    const result = ok(
+      parseChatExport(text, { now: new Date('2025-02-10T12:00:00Z'), yearOfLastMessage: 2025 }),
+    );
+    expect(result.messages.map((m) => m.localTime)).toEqual(['2024-11-30T16:10:00', '2024-12-20T22:00:00']);
+  });
+
+  it('keep the given year for a last message earlier in it', () => {
+    const result = ok(
+      parseChatExport(text, { now: new Date('2025-12-24T12:00:00Z'), yearOfLastMessage: 2025 }),
+    );
+    expect(result.messages.map((m) => m.localTime)).toEqual(['2025-11-30T16:10:00', '2025-12-20T22:00:00']);
+  });
+
+  it('refuse a date no calendar has', () => {
+    const result = parseChatExport('Feb 31, 9:00 AM - Tom Becker: hi\n', { yearOfLastMessage: 2025 });
+    expect(result).toMatchObject({ ok: false, error: 'not_an_export' });
+  });
+});

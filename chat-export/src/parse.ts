@@ -5,7 +5,7 @@ import {
   senderNumber,
   standaloneSystemKind,
 } from './body.ts';
-import { type DateField, readDateField } from './calendar.ts';
+import { type DateField, isValidDate, readDateField } from './calendar.ts';
 import { decideDateOrder, type NumericDate, readDate } from './date-order.ts';
 import { type Header, matchHeader, type ShapeHint } from './header.ts';
 import { normalizePrefix, originalIndex } from './normalize.ts';
@@ -196,6 +196,8 @@ function resolveDates(
   return { ok: true, values, order: decision.order, evidence: decision.evidence };
 }
 
+const DAY_MS = 86_400_000;
+
 /** Older Android wrote month names, and no year for the current one: the caller says which year that was. */
 function resolveNamedDates(headers: readonly HeaderLine[], options: ParseOptions): ResolvedDates {
   const values: LocalDateTime[] = new Array(headers.length);
@@ -214,6 +216,12 @@ function resolveNamedDates(headers: readonly HeaderLine[], options: ParseOptions
         };
       }
       if (later && (month > later.month || (month === later.month && day > later.day))) year -= 1;
+      // The last message cannot lie ahead of the export: a December date exported in February is
+      // last December's (a day of slack for the zones).
+      if (!later && options.now && Date.UTC(year, month - 1, day) > options.now.getTime() + DAY_MS) year -= 1;
+    }
+    if (!isValidDate(year ?? 0, month, day)) {
+      return { ok: false, failure: notAnExport(`A date that does not exist: ${year}-${month}-${day}.`) };
     }
     later = { month, day };
     values[i] = at(year ?? 0, month, day, h.header);
