@@ -450,6 +450,17 @@ describe('multipart requests', () => {
     });
   });
 
+  it('refuses a message longer than WhatsApp allows, naming its line (400)', async () => {
+    const res = await importChat({
+      chat_text: `05/06/2024, 18:00 - +44 7700 900560: hi\n05/06/2024, 18:01 - +44 7700 900560: ${'x'.repeat(70_000)}\n`,
+      utc_offset_minutes: 60,
+      device_language_code: 'en-GB',
+    });
+    const answer = (await res.json()) as { code: string; fields?: Record<string, string[]> };
+    expect([res.status, answer.code]).toEqual([400, 'validation_error']);
+    expect(answer.fields?.chat_text?.[0]).toMatch(/line\(s\) 2\./);
+  });
+
   it('refuses a multipart request without the required fields', async () => {
     const form = new FormData();
     form.set('chat_text', '05/06/2024, 18:00 - +44 7700 900555: hi\n');

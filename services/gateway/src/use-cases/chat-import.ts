@@ -54,6 +54,8 @@ export interface ImportResult {
 
 /** Messages per part sent to chats, and the estimated bytes a part may reach (the bus takes 8 MB). */
 const PART_MESSAGES = 10_000;
+/** WhatsApp's own limit for one text message. */
+const MAX_MESSAGE_CHARS = 65_536;
 const PART_BYTES = 3 * 1024 * 1024;
 const PARTS_IN_FLIGHT = 3;
 const FIRST_PART_MESSAGES = 500;
@@ -74,6 +76,18 @@ export async function importExport(
   if (!parsed.ok) throw failureOf(parsed);
 
   const conversation = parsed.messages.filter((m) => m.system === null && m.sender !== null);
+  // Longer than the app lets anyone write: not a message, and one part could not carry it.
+  const overlong = conversation.filter((m) => m.text.length > MAX_MESSAGE_CHARS).map((m) => m.line);
+  if (overlong.length) {
+    throw ServiceError.validation(
+      {
+        chat_text: [
+          `Messages longer than ${MAX_MESSAGE_CHARS} characters (more than WhatsApp allows) at line(s) ${overlong.slice(0, 10).join(', ')}.`,
+        ],
+      },
+      'The export holds a message no chat can.',
+    );
+  }
   const senders = new Map<string, string | null>();
   for (const m of conversation) senders.set(m.sender ?? '', m.senderNumber);
 
