@@ -457,6 +457,37 @@ describe('permissions', () => {
     }
   });
 
+  it('a deleted group is no chat’s assignee any more, and the chat’s log says so', async () => {
+    const waId = '491700000960';
+    await inbox.customerSays(waId, { type: 'text', text: { body: 'for the night shift' } });
+    await waitFor(async () => (await messagesOf(waId)).length === 1, 15_000, 'stored');
+    const group = await json<{ id: number }>(
+      await inbox.api('POST', '/api/v1/groups/', { token: admin, body: { name: 'Night shift' } }),
+    );
+    const assigned = await inbox.api('PATCH', `/api/v1/chat_assignment/${waId}/`, {
+      token: admin,
+      body: { assigned_group: group.id },
+    });
+    expect(assigned.status).toBe(200);
+    expect((await inbox.api('DELETE', `/api/v1/groups/${group.id}/`, { token: admin })).status).toBe(204);
+    await waitFor(
+      async () => {
+        const log = await json<{ results: Array<{ action: string; details: Record<string, unknown> }> }>(
+          await inbox.api('GET', `/api/v1/audit_logs/?target_type=chat&target_id=${waId}`, { token: admin }),
+        );
+        return log.results.some(
+          (r) => r.action === 'chat.unassigned' && r.details.reason === 'group_deleted',
+        );
+      },
+      15_000,
+      'the unassignment in the chat’s log',
+    );
+    const listed = await json<{ count: number }>(
+      await inbox.api('GET', `/api/v1/chats/?assigned_group=${group.id}`, { token: admin }),
+    );
+    expect(listed.count).toBe(0);
+  });
+
   it('unread filter and read marks count new messages per user', async () => {
     const waId = '491700000031';
     const first = await inbox.customerSays(waId, { type: 'text', text: { body: 'one' } });
