@@ -42,6 +42,10 @@ describe('decideMimeType', () => {
     ['text/plain', undefined, { ok: true, mimeType: 'text/plain' }],
     [undefined, 'application/pdf', { ok: true, mimeType: 'application/pdf' }],
     ['application/octet-stream', 'image/jpeg', { ok: true, mimeType: 'image/jpeg' }],
+    // Names clients use for the network's types.
+    ['image/jpg', 'image/jpeg', { ok: true, mimeType: 'image/jpeg' }],
+    ['audio/opus', 'audio/ogg; codecs=opus', { ok: true, mimeType: 'audio/ogg' }],
+    ['audio/mp3', 'audio/mpeg', { ok: true, mimeType: 'audio/mpeg' }],
   ])('accepts %s sniffed as %s', (declared, sniffed, expected) => {
     expect(decideMimeType(declared, sniffed)).toEqual(expected);
   });

@@ -42,6 +42,19 @@ const SNIFFED_ALIASES: Readonly<Record<string, readonly string[]>> = {
   ],
 };
 
+/**
+ * Names clients declare for types the network lists under another: browsers and phones send
+ * `image/jpg` and `audio/mp3`, and a voice note's `audio/opus`; stored under the network's name.
+ */
+const DECLARED_ALIASES: Readonly<Record<string, string>> = {
+  'image/jpg': 'image/jpeg',
+  'image/pjpeg': 'image/jpeg',
+  'audio/mp3': 'audio/mpeg',
+  'audio/opus': 'audio/ogg',
+  'audio/x-m4a': 'audio/mp4',
+  'audio/x-aac': 'audio/aac',
+};
+
 /** Formats with no magic number: the bytes cannot contradict the declared type. */
 const UNSNIFFABLE = new Set(['text/plain']);
 
@@ -57,7 +70,8 @@ export type TypeVerdict = { ok: true; mimeType: string } | { ok: false; reason: 
  * accepts, or the verdict says why not.
  */
 export function decideMimeType(declared: string | undefined, sniffedType: string | undefined): TypeVerdict {
-  const given = baseMimeType(declared ?? '');
+  const named = baseMimeType(declared ?? '');
+  const given = DECLARED_ALIASES[named] ?? named;
   // `file-type` names some formats with parameters (`audio/ogg; codecs=opus`).
   const sniffed = sniffedType === undefined ? undefined : baseMimeType(sniffedType);
   if (UNDECLARED.has(given)) {
