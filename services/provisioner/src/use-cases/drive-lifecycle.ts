@@ -6,13 +6,14 @@ import {
   ServiceError,
 } from '@switchboard/proto';
 import { createBus, type Disposition } from '@switchboard/proto/bus';
+import { type Kysely, sql } from 'kysely';
 import { instanceHealthy } from '../adapters/instance-api.ts';
 import { hashSecret, newSecret } from '../domain/credentials.ts';
 import { type CreationFailure, errorsEvent } from '../domain/errors-events.ts';
 import { instanceEnvironment } from '../domain/instance-env.ts';
 import { nextStep, type Progress, type Step, transition } from '../domain/lifecycle.ts';
 import { deleteActivationToken, insertActivationToken } from '../store/activations.ts';
-import { type InstanceSecrets, openInstanceSecrets } from '../store/db.ts';
+import { type InstanceSecrets, openInstanceSecrets, type ProvisionerDatabase } from '../store/db.ts';
 import {
   type InstanceRow,
   instanceById,
@@ -131,13 +132,28 @@ function refused(err: unknown): err is NetworkError {
  * number, decided by the database's unique index (errors event 701 otherwise).
  */
 async function resolveAndClaim(deps: UseCaseDeps, row: InstanceRow): Promise<StepResult> {
+  if (!row.settings.channel_requested) return resolveAndClaimIn(deps, deps.db, row);
+  // One request per channel at a time, from the check to the claim: two that checked before
+  // either claimed would both ask the hub for a key, the second revoking the first's.
+  const lock = `channel:${row.channel_id ?? ''}`;
+  return deps.db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(hashtext(${lock}))`.execute(trx);
+    return resolveAndClaimIn(deps, trx, row);
+  });
+}
+
+async function resolveAndClaimIn(
+  deps: UseCaseDeps,
+  db: Kysely<ProvisionerDatabase>,
+  row: InstanceRow,
+): Promise<StepResult> {
   const secrets = secretsOf(deps, row);
   let key = secrets.provider_api_key;
   if (row.settings.channel_requested) {
     const channel = row.channel_id ?? '';
     // Asking the hub for a new key revokes the channel's current one: never for a channel a live
     // instance uses (it would stop sending), which is 701 anyway.
-    if (await liveInstanceForNumber(deps.db, { channel_id: channel }, row))
+    if (await liveInstanceForNumber(db, { channel_id: channel }, row))
       return fail(deps, row, { code: 701, parameters: { channel_id: channel } });
     try {
       key = (await deps.hub.createChannelApiKey(channel)).api_key;
@@ -163,10 +179,10 @@ async function resolveAndClaim(deps: UseCaseDeps, row: InstanceRow): Promise<Ste
     throw err;
   }
   const channelId = row.channel_id ?? owner.phoneNumberId;
-  const taken = await liveInstanceForNumber(deps.db, { phone_number_id: owner.phoneNumberId }, row);
+  const taken = await liveInstanceForNumber(db, { phone_number_id: owner.phoneNumberId }, row);
   if (taken) return fail(deps, row, { code: 701, parameters: { channel_id: channelId } });
   try {
-    await updateInstance(deps.db, row.id, {
+    await updateInstance(db, row.id, {
       provider_key_sealed: deps.box.seal(key),
       channel_id: channelId,
       phone_number_id: owner.phoneNumberId,
