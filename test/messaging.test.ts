@@ -33,6 +33,29 @@ const pathOf = (link: string) => {
 const messagesOf = (waId: string, token = admin) => chatMessages(inbox, waId, token);
 const messageOf = (waId: string, id: string) => chatMessage(inbox, waId, admin, id);
 
+/** A customer whose only message is 25 hours old (the care window closed an hour ago): its window's end. */
+async function customerWroteADayAgo(waId: string): Promise<number> {
+  const dayAndAHourAgo = Math.floor(Date.now() / 1000) - 25 * 3600;
+  await inbox.customerSays(waId, { type: 'text', text: { body: 'old' }, timestamp: String(dayAndAHourAgo) });
+  await waitFor(async () => (await messagesOf(waId)).length === 1, 15_000, 'backdated message stored');
+  return dayAndAHourAgo + 24 * 3600;
+}
+
+/** Sends template `name` (202) and waits for its `status` (`sent`, or `failed` when the network refuses it). */
+async function templateReaches(waId: string, name: string, status: 'sent' | 'failed'): Promise<void> {
+  const template = await inbox.api('POST', '/api/v1/messages/', {
+    token: admin,
+    body: { wa_id: waId, type: 'template', template: { name, language: { code: 'en_US' } } },
+  });
+  expect(template.status).toBe(202);
+  const t = await json<ApiMessage>(template);
+  await waitFor(
+    async () => Boolean((await messageOf(waId, t.id))?.waba_statuses[status]),
+    20_000,
+    `template ${status}`,
+  );
+}
+
 /**
  * A text from the admin to a customer who wrote first (the window is open) and whose sandbox
  * settings (`undeliverable`, `never_reads`, …) are `settings`.
@@ -179,13 +202,7 @@ describe('sending', () => {
 
   it('answers 453 outside the window, accepts a template, and the template opens a new window', async () => {
     const waId = '491700000011';
-    const dayAndAHourAgo = Math.floor(Date.now() / 1000) - 25 * 3600;
-    await inbox.customerSays(waId, {
-      type: 'text',
-      text: { body: 'old' },
-      timestamp: String(dayAndAHourAgo),
-    });
-    await waitFor(async () => (await messagesOf(waId)).length === 1, 15_000, 'backdated message stored');
+    const windowEnd = await customerWroteADayAgo(waId);
     const closed = await inbox.api('POST', '/api/v1/messages/', {
       token: admin,
       body: { wa_id: waId, type: 'text', text: { body: 'too late' } },
@@ -193,21 +210,11 @@ describe('sending', () => {
     expect(closed.status).toBe(453);
     expect(await closed.json()).toMatchObject({
       code: 'window_closed',
-      messaging_window_expires_at: dayAndAHourAgo + 24 * 3600,
+      messaging_window_expires_at: windowEnd,
     });
     expect((await messagesOf(waId)).length).toBe(1);
 
-    const template = await inbox.api('POST', '/api/v1/messages/', {
-      token: admin,
-      body: { wa_id: waId, type: 'template', template: { name: 'hello_world', language: { code: 'en_US' } } },
-    });
-    expect(template.status).toBe(202);
-    const t = await json<ApiMessage>(template);
-    await waitFor(
-      async () => Boolean((await messageOf(waId, t.id))?.waba_statuses.sent),
-      20_000,
-      'template sent',
-    );
+    await templateReaches(waId, 'hello_world', 'sent');
     const reopened = await inbox.api('POST', '/api/v1/messages/', {
       token: admin,
       body: { wa_id: waId, type: 'text', text: { body: 'now it works' } },
@@ -217,36 +224,14 @@ describe('sending', () => {
 
   it('a template the network refuses opens no window', async () => {
     const waId = '491700000093';
-    const dayAndAHourAgo = Math.floor(Date.now() / 1000) - 25 * 3600;
-    await inbox.customerSays(waId, {
-      type: 'text',
-      text: { body: 'old' },
-      timestamp: String(dayAndAHourAgo),
-    });
-    await waitFor(async () => (await messagesOf(waId)).length === 1, 15_000, 'backdated message stored');
-    const template = await inbox.api('POST', '/api/v1/messages/', {
-      token: admin,
-      body: {
-        wa_id: waId,
-        type: 'template',
-        template: { name: 'no_such_template', language: { code: 'en_US' } },
-      },
-    });
-    expect(template.status).toBe(202);
-    const t = await json<ApiMessage>(template);
-    await waitFor(
-      async () => Boolean((await messageOf(waId, t.id))?.waba_statuses.failed),
-      20_000,
-      'template failed',
-    );
+    const windowEnd = await customerWroteADayAgo(waId);
+    await templateReaches(waId, 'no_such_template', 'failed');
     const stillClosed = await inbox.api('POST', '/api/v1/messages/', {
       token: admin,
       body: { wa_id: waId, type: 'text', text: { body: 'not yet' } },
     });
     expect(stillClosed.status).toBe(453);
-    expect(await stillClosed.json()).toMatchObject({
-      messaging_window_expires_at: dayAndAHourAgo + 24 * 3600,
-    });
+    expect(await stillClosed.json()).toMatchObject({ messaging_window_expires_at: windowEnd });
   });
 
   it('rejects bad send payloads with 400 and fields', async () => {
