@@ -54,7 +54,7 @@ const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/;
  * spaces and tabs between (RFC 9110 5.5 without obs-text): anything else is refused by the HTTP
  * client or mangled on the way, and then every delivery would fail.
  */
-function headerValueProblem(value: string): string | undefined {
+export function headerValueProblem(value: string): string | undefined {
   const has = (test: (code: number) => boolean) => {
     for (let i = 0; i < value.length; i++) if (test(value.charCodeAt(i))) return true;
     return false;
@@ -71,8 +71,8 @@ function headerValueProblem(value: string): string | undefined {
   return undefined;
 }
 
-/** Why a name cannot be a static header, if so. */
-function headerNameProblem(name: string): string | undefined {
+/** Why a name cannot be a static header, if so (also of the partner events' headers). */
+export function headerNameProblem(name: string): string | undefined {
   if (name.length > WEBHOOK_HEADER_NAME_MAX_LENGTH) {
     return `header names have at most ${WEBHOOK_HEADER_NAME_MAX_LENGTH} characters`;
   }
@@ -80,7 +80,7 @@ function headerNameProblem(name: string): string | undefined {
     return "not a valid HTTP header name: letters, digits and !#$%&'*+-.^_`|~ only";
   }
   if (RESERVED_WEBHOOK_HEADERS.includes(name.toLowerCase())) {
-    return 'this header is set by the delivery or the connection and cannot be a static header';
+    return 'this header is set by the delivery or the connection and cannot be given';
   }
   return undefined;
 }

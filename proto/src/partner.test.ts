@@ -1,9 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  CreateInstanceRequestSchema,
-  type ENV_VAR_OVERRIDE_ALLOWLIST,
-  PARTNER_EVENT_RESERVED_HEADERS,
-} from './partner.ts';
+import { RESERVED_WEBHOOK_HEADERS } from './fanout.ts';
+import { CreateInstanceRequestSchema, type ENV_VAR_OVERRIDE_ALLOWLIST } from './partner.ts';
 
 describe('the Create Instance body', () => {
   it('takes the spec’s defaults', () => {
@@ -61,11 +58,10 @@ describe('configurator.webhook_headers', () => {
       configurator: { user_name: 'c', webhook_url: 'https://partner.example/hook', webhook_headers },
     });
 
-  it('accepts token names with values of visible ASCII, Latin-1, spaces and tabs', () => {
+  it('accepts token names with values of visible ASCII, spaces and tabs between', () => {
     const r = withHeaders({
       Authorization: 'Bearer partner-side-secret',
       "X-Odd_Name.1!#$%&'*+^`|~": 'a value\twith tabs and spaces',
-      'x-latin-1': 'caf\u00e9 \u00ff',
       'x-empty': '',
     });
     expect(r.success, JSON.stringify(r.error?.issues)).toBe(true);
@@ -76,21 +72,28 @@ describe('configurator.webhook_headers', () => {
     (name) => {
       const r = withHeaders({ [name]: 'x' });
       expect(r.error?.issues.map((i) => i.path)).toEqual([['configurator', 'webhook_headers', name]]);
-      expect(r.error?.issues[0]?.message).toMatch(/is not a header name/);
-    },
-  );
-
-  it.each(['a\r\nInjected: yes', 'a\nb', 'a\rb', 'nul\u0000', 'bell\u0007', 'del\u007f', 'euro \u20ac'])(
-    'refuses the value %j, at its name',
-    (value) => {
-      const r = withHeaders({ 'X-Partner': value });
-      expect(r.error?.issues.map((i) => i.path)).toEqual([['configurator', 'webhook_headers', 'X-Partner']]);
-      expect(r.error?.issues[0]?.message).toMatch(/no CR, LF, NUL/);
+      expect(r.error?.issues[0]?.message).toMatch(/not a valid HTTP header name/);
     },
   );
 
   it.each([
-    ...PARTNER_EVENT_RESERVED_HEADERS,
+    ['a\r\nInjected: yes', /line breaks/],
+    ['a\nb', /line breaks/],
+    ['a\rb', /line breaks/],
+    ['nul\u0000', /control characters/],
+    ['bell\u0007', /control characters/],
+    ['del\u007f', /control characters/],
+    ['caf\u00e9', /must be ASCII/],
+    ['euro \u20ac', /must be ASCII/],
+    [' padded', /start or end with spaces/],
+  ])('refuses the value %j, at its name', (value, why) => {
+    const r = withHeaders({ 'X-Partner': value });
+    expect(r.error?.issues.map((i) => i.path)).toEqual([['configurator', 'webhook_headers', 'X-Partner']]);
+    expect(r.error?.issues[0]?.message).toMatch(why);
+  });
+
+  it.each([
+    ...RESERVED_WEBHOOK_HEADERS,
     'Expect',
     'UPGRADE',
     'Keep-Alive',
@@ -105,7 +108,7 @@ describe('configurator.webhook_headers', () => {
   ])('refuses %s, in any case', (name) => {
     const r = withHeaders({ [name]: 'x' });
     expect(r.error?.issues.map((i) => i.path)).toEqual([['configurator', 'webhook_headers', name]]);
-    expect(r.error?.issues[0]?.message).toMatch(/cannot be set/);
+    expect(r.error?.issues[0]?.message).toMatch(/set by the delivery or the connection/);
   });
 
   it('names every header it refuses', () => {

@@ -1,5 +1,11 @@
 import { z } from 'zod';
 import { defineCommand, defineConsumer, serviceRpcs } from './contracts.ts';
+import {
+  headerNameProblem,
+  headerValueProblem,
+  RESERVED_WEBHOOK_HEADERS,
+  WEBHOOK_HEADER_VALUE_MAX_LENGTH,
+} from './fanout.ts';
 import { type InstanceId, instanceId } from './instance.ts';
 
 /**
@@ -51,62 +57,22 @@ export const SubdomainSchema = z
     'must be one DNS label: lower-case letters, digits and dashes, not starting or ending with a dash',
   );
 
-/** RFC 9110 `token`: the only header names undici sends. */
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-/** RFC 9110 field-value characters as undici checks them: HTAB, SP, visible ASCII, obs-text. */
-const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
-
 /**
- * Header names a partner may not give for its events (compared in lower case): hop-by-hop and
- * framing headers, which belong to the connection and most of which undici refuses outright,
- * and those the provisioner sets itself on every event to sign it.
+ * The partner events' headers follow the per-user webhooks' rule (`proto/src/fanout.ts`): the
+ * events go out long after the 202, so a header the HTTP client would refuse, or one the
+ * delivery sets itself, must be refused now; later it could only fail the event, unseen.
  */
-export const PARTNER_EVENT_RESERVED_HEADERS = [
-  'connection',
-  'content-encoding',
-  'content-length',
-  'expect',
-  'host',
-  'http2-settings',
-  'keep-alive',
-  'proxy-connection',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-  // Set by the provisioner on every event: a partner's value would be dropped.
-  'content-type',
-  'webhook-id',
-  'webhook-signature',
-  'webhook-timestamp',
-] as const;
-
-/**
- * The events go out long after the 202, so a header undici would refuse must be refused now:
- * later it could only make the event fail for good, with nobody told.
- */
-function webhookHeaderProblem(name: string, value: string): string | undefined {
-  if (!HEADER_NAME.test(name))
-    return `${JSON.stringify(name)} is not a header name: only letters, digits and !#$%&'*+-.^_\`|~`;
-  const reserved: readonly string[] = PARTNER_EVENT_RESERVED_HEADERS;
-  if (reserved.includes(name.toLowerCase()))
-    return `${name} cannot be set: hop-by-hop, framing and signature headers are the provisioner's`;
-  if (!HEADER_VALUE.test(value))
-    return `the value of ${name} may hold only visible ASCII or Latin-1 characters, spaces and tabs: no CR, LF, NUL or other control characters`;
-  return undefined;
-}
-
 export const PartnerEventHeadersSchema = z
-  .record(z.string().min(1).max(200), z.string().max(4000))
+  .record(z.string(), z.string().max(WEBHOOK_HEADER_VALUE_MAX_LENGTH))
   .superRefine((headers, ctx) => {
     for (const [name, value] of Object.entries(headers)) {
-      const problem = webhookHeaderProblem(name, value);
-      if (problem) ctx.addIssue({ code: 'custom', path: [name], message: problem });
+      const problem = headerNameProblem(name) ?? headerValueProblem(value);
+      if (problem) ctx.addIssue({ code: 'custom', path: [name], message: `${name}: ${problem}` });
     }
   })
   .describe(
-    'Sent with every partner event. Names are RFC 9110 tokens; values visible ASCII or Latin-1, spaces and ' +
-      `tabs (no CR, LF, NUL); not one of ${PARTNER_EVENT_RESERVED_HEADERS.join(', ')} (any case)`,
+    'Sent with every partner event. Names are RFC 9110 tokens; values visible ASCII with spaces and tabs ' +
+      `between; not one of ${RESERVED_WEBHOOK_HEADERS.join(', ')} (any case)`,
   );
 
 export const ConfiguratorSchema = z

@@ -1,5 +1,5 @@
 import { BLOCKED_ADDRESS_CODE, createGuardedAgent, standardWebhookHeaders } from '@switchboard/kit';
-import { PARTNER_EVENT_RESERVED_HEADERS } from '@switchboard/proto';
+import { RESERVED_WEBHOOK_HEADERS } from '@switchboard/proto';
 import { request } from 'undici';
 
 export interface PartnerEvent {
@@ -24,7 +24,7 @@ export interface PartnerEventSender {
  * The create request refuses these names now; instances recorded before may still hold them,
  * and their events go out without them rather than not at all.
  */
-const OWN_HEADERS: ReadonlySet<string> = new Set(PARTNER_EVENT_RESERVED_HEADERS);
+const OWN_HEADERS: ReadonlySet<string> = new Set(RESERVED_WEBHOOK_HEADERS);
 
 /**
  * undici's refusals of the request itself (a header name that is no token, a value with CR/LF,
