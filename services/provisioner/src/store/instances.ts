@@ -93,31 +93,17 @@ export async function softDeleteInstance(
 export async function liveInstanceForNumber(
   db: Kysely<ProvisionerDatabase>,
   number: { phone_number_id: string } | { channel_id: string },
-  self: { id: string; created_at: Date },
+  exceptId: string,
 ): Promise<InstanceRow | undefined> {
-  const exceptId = self.id;
   return db
     .selectFrom('instances')
     .selectAll()
     .where((eb) =>
       'phone_number_id' in number
         ? eb('phone_number_id', '=', number.phone_number_id)
-        : eb.and([
-            eb('channel_id', '=', number.channel_id),
-            eb.or([
-              // An instance that holds the channel's number, or a request for the channel that came
-              // first and is still on its way: of two concurrent requests the later one yields before
-              // it asks the hub for a key (which would revoke the earlier one's).
-              eb('phone_number_id', 'is not', null),
-              eb.and([
-                eb('status', '=', 'provisioning'),
-                eb.or([
-                  eb('created_at', '<', self.created_at),
-                  eb.and([eb('created_at', '=', self.created_at), eb('id', '<', self.id)]),
-                ]),
-              ]),
-            ]),
-          ]),
+        : // Only an instance that holds its number (claimed it) counts: requests for one channel take
+          // their turn under a lock (drive-lifecycle.ts), so an earlier one has claimed or failed.
+          eb.and([eb('channel_id', '=', number.channel_id), eb('phone_number_id', 'is not', null)]),
     )
     .where('status', '<>', 'deleted')
     .where('id', '<>', exceptId)

@@ -153,7 +153,7 @@ async function resolveAndClaimIn(
     const channel = row.channel_id ?? '';
     // Asking the hub for a new key revokes the channel's current one: never for a channel a live
     // instance uses (it would stop sending), which is 701 anyway.
-    if (await liveInstanceForNumber(db, { channel_id: channel }, row))
+    if (await liveInstanceForNumber(db, { channel_id: channel }, row.id))
       return fail(deps, row, { code: 701, parameters: { channel_id: channel } });
     try {
       key = (await deps.hub.createChannelApiKey(channel)).api_key;
@@ -179,7 +179,7 @@ async function resolveAndClaimIn(
     throw err;
   }
   const channelId = row.channel_id ?? owner.phoneNumberId;
-  const taken = await liveInstanceForNumber(db, { phone_number_id: owner.phoneNumberId }, row);
+  const taken = await liveInstanceForNumber(db, { phone_number_id: owner.phoneNumberId }, row.id);
   if (taken) return fail(deps, row, { code: 701, parameters: { channel_id: channelId } });
   try {
     await updateInstance(db, row.id, {
