@@ -133,7 +133,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
  * Deeper JSON than any API shape needs; deeper values overflow the stack of `JSON.stringify`
  * (the bus) and of PostgreSQL's jsonb, so they are refused at the edge.
  */
-export const MAX_JSON_DEPTH = 64;
+const MAX_JSON_DEPTH = 64;
 
 /** Where and why a value holds text PostgreSQL cannot store, or nests too deep; the first few places only. */
 export function unstorableText(value: unknown, limit = 10): { path: PropertyKey[]; message: string }[] {

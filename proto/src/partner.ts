@@ -62,7 +62,7 @@ export const SubdomainSchema = z
  * events go out long after the 202, so a header the HTTP client would refuse, or one the
  * delivery sets itself, must be refused now; later it could only fail the event, unseen.
  */
-export const PartnerEventHeadersSchema = z
+const PartnerEventHeadersSchema = z
   .record(z.string(), z.string().max(WEBHOOK_HEADER_VALUE_MAX_LENGTH))
   .superRefine((headers, ctx) => {
     for (const [name, value] of Object.entries(headers)) {

@@ -35,7 +35,7 @@ export function mergeContacts(
  * bytes. It is exactly PostgreSQL's `lower(name collate "C")` order, so the customers who wrote
  * can be read from the database in it a page at a time (a page of the merge is then a prefix).
  */
-export function compareContacts(
+function compareContacts(
   a: { name: string; wa_id: string },
   b: { name: string; wa_id: string },
 ): number {
@@ -46,7 +46,7 @@ export function compareContacts(
 }
 
 /** PostgreSQL's `lower()` under the "C" collation changes ASCII letters only. */
-export function contactOrderKey(name: string): Buffer {
+function contactOrderKey(name: string): Buffer {
   return Buffer.from(
     name.replace(/[A-Z]+/g, (m) => m.toLowerCase()),
     'utf8',
