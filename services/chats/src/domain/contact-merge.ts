@@ -35,10 +35,7 @@ export function mergeContacts(
  * bytes. It is exactly PostgreSQL's `lower(name collate "C")` order, so the customers who wrote
  * can be read from the database in it a page at a time (a page of the merge is then a prefix).
  */
-function compareContacts(
-  a: { name: string; wa_id: string },
-  b: { name: string; wa_id: string },
-): number {
+function compareContacts(a: { name: string; wa_id: string }, b: { name: string; wa_id: string }): number {
   return (
     Buffer.compare(contactOrderKey(a.name), contactOrderKey(b.name)) ||
     Buffer.compare(Buffer.from(a.wa_id), Buffer.from(b.wa_id))
