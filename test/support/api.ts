@@ -74,9 +74,10 @@ export async function firstCustomerText(
 }
 
 /**
- * A POST the server refuses by its Content-Length, before reading the body: its answer is read
- * even when the rest of the body then cannot be written (fetch gives up on EPIPE and throws the
- * answer away, which made such tests depend on who was faster).
+ * A POST the server should refuse by its Content-Length, before reading the body: the headers
+ * announce the payload's length and the payload is sent only if no answer comes within 5 s (a
+ * server that reads it). Writing it at once raced the refusal: the server closes the connection
+ * after answering, and the client's write then failed with EPIPE before the answer was read.
  */
 export function postRefusedEarly(
   url: string,
@@ -90,15 +91,21 @@ export function postRefusedEarly(
       { method: 'POST', headers: { ...headers, 'content-length': Buffer.byteLength(payload) } },
       (res) => {
         answered = true;
+        clearTimeout(unrefused);
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve(new Response(Buffer.concat(chunks), { status: res.statusCode ?? 0 })));
+        res.on('end', () => {
+          resolve(new Response(Buffer.concat(chunks), { status: res.statusCode ?? 0 }));
+          req.destroy();
+        });
         res.on('error', reject);
       },
     );
     req.on('error', (err) => {
+      clearTimeout(unrefused);
       if (!answered) reject(err);
     });
-    req.end(payload);
+    req.flushHeaders();
+    const unrefused = setTimeout(() => req.end(payload), 5_000);
   });
 }
